@@ -1,0 +1,71 @@
+#include "plugins_command.h"
+
+#include <iomanip>
+#include <sstream>
+#include <iostream>
+
+#include "descriptor_check.h"
+#include "exit_codes.h"
+#include "parameter_values.h"
+#include "plugin_catalog.h"
+#include "plugin_library.h"
+
+namespace cadenza::cli {
+namespace {
+
+std::string range_text(const cdz_param_spec& spec) {
+    std::ostringstream out;
+    if (spec.has_range) out << "[" << spec.min_value << ", " << spec.max_value << "]";
+    if (spec.choices) {
+        out << "{";
+        for (const char* const* choice = spec.choices; *choice; ++choice)
+            out << (choice == spec.choices ? "" : ", ") << *choice;
+        out << "}";
+    }
+    return out.str();
+}
+
+}  // namespace
+
+int list_plugins() {
+    const PluginCatalog catalog = PluginCatalog::scan(plugin_search_path());
+    std::cout << std::left << std::setw(26) << "NAME" << std::setw(10) << "KIND" << std::setw(10) << "VERSION"
+              << "LIBRARY\n";
+    for (const auto& entry : catalog.entries()) {
+        std::cout << std::setw(26) << entry.descriptor->name << std::setw(10) << plugin_kind_name(entry.descriptor->kind)
+                  << std::setw(10) << entry.descriptor->version << entry.library.string();
+        if (entry.shadowed) std::cout << "  (shadowed)";
+        std::cout << '\n';
+    }
+    std::cout << catalog.entries().size() << " plugin(s); searched:";
+    for (const auto& location : catalog.search_path())
+        std::cout << ' ' << location.path.string() << " (" << location.origin << ")";
+    std::cout << '\n';
+    for (const auto& problem : catalog.problems()) std::cerr << "cadenza: error: " << problem << '\n';
+    return catalog.problems().empty() ? exit_ok : exit_user_error;
+}
+
+int describe_plugin(const std::string& name) {
+    const PluginCatalog catalog = PluginCatalog::scan(plugin_search_path());
+    const CatalogEntry& entry = catalog.find(name);
+    const cdz_plugin_descriptor& d = *entry.descriptor;
+    std::cout << d.name << " " << d.version << " (" << plugin_kind_name(d.kind) << ", plugin ABI " << d.abi_major << "."
+              << d.abi_minor << ")\n";
+    if (d.summary) std::cout << d.summary << '\n';
+    std::cout << "library: " << entry.library.string() << "\n\n";
+    const auto specs = descriptor_parameter_specs(d);
+    if (specs.empty()) {
+        std::cout << "no parameters\n";
+        return exit_ok;
+    }
+    std::cout << std::left << std::setw(18) << "PARAMETER" << std::setw(14) << "TYPE" << std::setw(16) << "DEFAULT"
+              << std::setw(18) << "RANGE" << "DESCRIPTION\n";
+    for (const auto& spec : specs) {
+        std::cout << std::setw(18) << spec.name << std::setw(14) << param_type_name(spec.type) << std::setw(16)
+                  << (spec.default_value ? spec.default_value : "(required)") << std::setw(18) << range_text(spec)
+                  << (spec.doc ? spec.doc : "") << '\n';
+    }
+    return exit_ok;
+}
+
+}  // namespace cadenza::cli

@@ -1,0 +1,18 @@
+# cadenza_add_plugin(<target> SOURCES <files...> [LIBRARIES <libs...>])
+#
+# A plugin is a MODULE library exporting only cdz_plugin_entry. It links
+# nothing of cadenza: the ABI headers are all it sees of the host.
+set(CADENZA_PLUGIN_EXPORTS_MAP ${CMAKE_CURRENT_LIST_DIR}/plugin_exports.map)
+
+function(cadenza_add_plugin target)
+  cmake_parse_arguments(ARG "" "" "SOURCES;LIBRARIES" ${ARGN})
+  add_library(${target} MODULE ${ARG_SOURCES})
+  target_link_libraries(${target} PRIVATE cadenza::abi ${ARG_LIBRARIES})
+  set_target_properties(${target} PROPERTIES
+    LIBRARY_OUTPUT_DIRECTORY ${CADENZA_BUILD_PLUGIN_DIR}
+    C_VISIBILITY_PRESET hidden
+    CXX_VISIBILITY_PRESET hidden)
+  target_link_options(${target} PRIVATE -Wl,--no-undefined
+    -Wl,--version-script=${CADENZA_PLUGIN_EXPORTS_MAP})
+  install(TARGETS ${target} LIBRARY DESTINATION ${CADENZA_INSTALL_PLUGIN_DIR})
+endfunction()

@@ -1,0 +1,191 @@
+// The embedding API of cadenza.h. Every entry point catches everything and
+// returns a status: no exception leaves the library.
+#include "cadenza/cadenza.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+
+#include "cadenza/plugin.h"
+#include "engine.h"
+#include "error.h"
+#include "logging.h"
+#include "pipeline_config.h"
+#include "status_object.h"
+
+struct cdz_pipeline {
+    std::unique_ptr<cadenza::Engine> engine;
+};
+
+namespace {
+
+using cadenza::Error;
+
+constexpr const char* library_version_string = CADENZA_VERSION;
+
+void require(bool condition, const char* message) {
+    if (!condition) throw Error(CDZ_STATUS_INVALID_ARGUMENT, message);
+}
+
+std::vector<cadenza::PluginLocation> caller_locations(const cdz_pipeline_params* params) {
+    std::vector<cadenza::PluginLocation> locations;
+    if (!params) return locations;
+    require(params->struct_size >= sizeof(cdz_pipeline_params), "cdz_pipeline_params: struct_size is too small");
+    require(params->plugin_path_count == 0 || params->plugin_paths, "cdz_pipeline_params: plugin_paths is NULL");
+    for (size_t i = 0; i < params->plugin_path_count; ++i) {
+        require(params->plugin_paths[i] != nullptr, "cdz_pipeline_params: a plugin path is NULL");
+        locations.push_back({params->plugin_paths[i], "cdz_pipeline_params", true});
+    }
+    return locations;
+}
+
+void ensure_logging() {
+    static bool configured = false;
+    if (!configured) {
+        try {
+            cadenza::logging_configure();
+        } catch (const Error&) {
+            cadenza::logging_configure("info");
+        }
+        configured = true;
+    }
+}
+
+cadenza::SynthesisRequest make_request(const char* text, const cdz_synthesis_params* params) {
+    require(text != nullptr, "text is NULL");
+    cadenza::SynthesisRequest request;
+    request.text = text;
+    if (params) {
+        require(params->struct_size >= sizeof(cdz_synthesis_params), "cdz_synthesis_params: struct_size is too small");
+        if (params->use_seed) request.seed = params->seed;
+        require(params->max_audio_seconds >= 0, "cdz_synthesis_params: max_audio_seconds is negative");
+        request.max_audio_seconds = params->max_audio_seconds;
+    }
+    return request;
+}
+
+}  // namespace
+
+extern "C" {
+
+void cdz_version_get(cdz_version* out) {
+    if (!out || out->struct_size == 0) return;
+    cdz_version full{};
+    full.struct_size = out->struct_size;
+    full.abi_major = CDZ_ABI_VERSION_MAJOR;
+    full.abi_minor = CDZ_ABI_VERSION_MINOR;
+    full.plugin_abi_major = CDZ_PLUGIN_ABI_MAJOR;
+    full.plugin_abi_minor = CDZ_PLUGIN_ABI_MINOR;
+    full.library_version = library_version_string;
+    std::memcpy(out, &full, std::min<size_t>(out->struct_size, sizeof(full)));
+}
+
+const char* cdz_library_version(void) { return library_version_string; }
+
+cdz_status_code cdz_status_get_code(const cdz_status* status) { return status ? status->code : CDZ_STATUS_OK; }
+
+const char* cdz_status_get_message(const cdz_status* status) { return status ? status->message.c_str() : ""; }
+
+void cdz_status_free(cdz_status* status) { cadenza::status_release(status); }
+
+cdz_pipeline_params cdz_pipeline_default_params(void) {
+    cdz_pipeline_params params{};
+    params.struct_size = sizeof(params);
+    return params;
+}
+
+cdz_status* cdz_pipeline_load_file(const char* path, const cdz_pipeline_params* params, cdz_pipeline** out) {
+    return cadenza::status_from_exceptions([&] {
+        require(path && out, "path or out_pipeline is NULL");
+        *out = nullptr;
+        ensure_logging();
+        auto config = cadenza::load_pipeline_config_file(path, caller_locations(params));
+        auto pipeline = std::make_unique<cdz_pipeline>();
+        pipeline->engine = std::make_unique<cadenza::Engine>(std::move(config));
+        *out = pipeline.release();
+    });
+}
+
+cdz_status* cdz_pipeline_load_string(const char* toml_text, const char* source_name,
+                                     const cdz_pipeline_params* params, cdz_pipeline** out) {
+    return cadenza::status_from_exceptions([&] {
+        require(toml_text && out, "toml_text or out_pipeline is NULL");
+        *out = nullptr;
+        ensure_logging();
+        const std::string name = source_name ? source_name : "<string>";
+        const std::filesystem::path base = source_name ? std::filesystem::absolute(source_name).parent_path()
+                                                       : std::filesystem::current_path();
+        auto config = cadenza::load_pipeline_config_string(toml_text, name, base, caller_locations(params));
+        auto pipeline = std::make_unique<cdz_pipeline>();
+        pipeline->engine = std::make_unique<cadenza::Engine>(std::move(config));
+        *out = pipeline.release();
+    });
+}
+
+void cdz_pipeline_free(cdz_pipeline* pipeline) { delete pipeline; }
+
+cdz_status* cdz_pipeline_describe(const cdz_pipeline* pipeline, char** out_toml) {
+    return cadenza::status_from_exceptions([&] {
+        require(pipeline && out_toml, "pipeline or out_toml is NULL");
+        const std::string text = pipeline->engine->config().to_toml();
+        char* copy = static_cast<char*>(std::malloc(text.size() + 1));
+        if (!copy) throw std::bad_alloc();
+        std::memcpy(copy, text.c_str(), text.size() + 1);
+        *out_toml = copy;
+    });
+}
+
+void cdz_string_free(char* text) { std::free(text); }
+
+cdz_synthesis_params cdz_synthesis_default_params(void) {
+    cdz_synthesis_params params{};
+    params.struct_size = sizeof(params);
+    return params;
+}
+
+cdz_status* cdz_pipeline_synthesize(cdz_pipeline* pipeline, const char* text, const cdz_synthesis_params* params,
+                                    cdz_audio** out_audio) {
+    return cadenza::status_from_exceptions([&] {
+        require(pipeline && out_audio, "pipeline or out_audio is NULL");
+        *out_audio = nullptr;
+        std::vector<float> samples = pipeline->engine->synthesize(make_request(text, params));
+        auto audio = std::make_unique<cdz_audio>();
+        audio->struct_size = sizeof(cdz_audio);
+        audio->sample_rate = pipeline->engine->sample_rate();
+        audio->sample_count = samples.size();
+        audio->samples = static_cast<float*>(std::malloc(std::max<size_t>(1, samples.size()) * sizeof(float)));
+        if (!audio->samples) throw std::bad_alloc();
+        std::copy(samples.begin(), samples.end(), audio->samples);
+        *out_audio = audio.release();
+    });
+}
+
+void cdz_audio_free(cdz_audio* audio) {
+    if (!audio) return;
+    std::free(audio->samples);
+    delete audio;
+}
+
+cdz_status* cdz_pipeline_synthesize_stream(cdz_pipeline* pipeline, const char* text,
+                                           const cdz_synthesis_params* params, cdz_audio_callback callback,
+                                           void* user_data) {
+    return cadenza::status_from_exceptions([&] {
+        require(pipeline && callback, "pipeline or callback is NULL");
+        cadenza::SynthesisRequest request = make_request(text, params);
+        const uint32_t rate = pipeline->engine->sample_rate();
+        request.on_audio = [&](const float* samples, size_t count) {
+            return callback(samples, count, rate, user_data) == 0;
+        };
+        pipeline->engine->synthesize(request);
+    });
+}
+
+cdz_status* cdz_pipeline_get_stats(const cdz_pipeline* pipeline, cdz_stats* out) {
+    return cadenza::status_from_exceptions([&] {
+        require(pipeline && out, "pipeline or out is NULL");
+        require(out->struct_size > 0, "cdz_stats: set struct_size before the call");
+        pipeline->engine->stats().fill(*out);
+    });
+}
+
+}  // extern "C"

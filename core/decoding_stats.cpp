@@ -1,0 +1,54 @@
+#include "decoding_stats.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace cadenza {
+
+void DecodingStats::record_step(int32_t tree_depth, int32_t accepted_depth, int64_t tokens_emitted) {
+    ++steps_;
+    tokens_ += tokens_emitted;
+    accepted_drafts_ += accepted_depth;
+    if (offered_at_depth_.size() < static_cast<size_t>(tree_depth)) {
+        offered_at_depth_.resize(tree_depth, 0);
+        accepted_at_depth_.resize(tree_depth, 0);
+    }
+    for (int32_t d = 0; d < tree_depth; ++d) ++offered_at_depth_[d];
+    for (int32_t d = 0; d < accepted_depth && d < tree_depth; ++d) ++accepted_at_depth_[d];
+}
+
+double DecodingStats::mean_accepted_length() const {
+    return steps_ ? static_cast<double>(accepted_drafts_ + steps_) / static_cast<double>(steps_) : 0.0;
+}
+
+std::vector<double> DecodingStats::acceptance_by_depth() const {
+    std::vector<double> rates;
+    for (size_t d = 0; d < offered_at_depth_.size(); ++d)
+        rates.push_back(offered_at_depth_[d] ? static_cast<double>(accepted_at_depth_[d]) / offered_at_depth_[d] : 0.0);
+    return rates;
+}
+
+void DecodingStats::fill(cdz_stats& out) const {
+    cdz_stats full{};
+    full.struct_size = out.struct_size;
+    full.tokens_generated = tokens_;
+    full.steps = steps_;
+    full.target_passes = target_passes_;
+    full.draft_passes = draft_passes_;
+    full.mean_accepted_length = mean_accepted_length();
+    const double decode_seconds = draft_seconds + verify_seconds + accept_seconds;
+    full.tokens_per_second = decode_seconds > 0 ? tokens_ / decode_seconds : 0.0;
+    full.seconds_per_token = tokens_ ? decode_seconds / tokens_ : 0.0;
+    full.audio_seconds = audio_seconds;
+    full.wall_seconds = wall_seconds;
+    full.draft_seconds = draft_seconds;
+    full.verify_seconds = verify_seconds;
+    full.accept_seconds = accept_seconds;
+    full.other_seconds = std::max(0.0, wall_seconds - decode_seconds);
+    const auto rates = acceptance_by_depth();
+    full.position_count = static_cast<int32_t>(std::min<size_t>(rates.size(), CDZ_STATS_MAX_POSITIONS));
+    for (int32_t i = 0; i < full.position_count; ++i) full.acceptance_rate[i] = rates[i];
+    std::memcpy(&out, &full, std::min<size_t>(out.struct_size, sizeof(cdz_stats)));
+}
+
+}  // namespace cadenza

@@ -1,0 +1,56 @@
+// What one synthesis measured: tokens, passes, accepted lengths per step and
+// per draft depth, and where the wall time went.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <vector>
+
+#include "cadenza/cadenza.h"
+
+namespace cadenza {
+
+class DecodingStats {
+public:
+    void record_step(int32_t tree_depth, int32_t accepted_depth, int64_t tokens_emitted);
+    void add_target_pass() { ++target_passes_; }
+    void add_draft_pass() { ++draft_passes_; }
+
+    double draft_seconds = 0.0;
+    double verify_seconds = 0.0;
+    double accept_seconds = 0.0;
+    double wall_seconds = 0.0;
+    double audio_seconds = 0.0;
+
+    int64_t tokens_generated() const { return tokens_; }
+    int64_t steps() const { return steps_; }
+    double mean_accepted_length() const;
+    // Fraction of steps reaching depth d + 1 that accepted it.
+    std::vector<double> acceptance_by_depth() const;
+
+    void fill(cdz_stats& out) const;
+
+private:
+    int64_t tokens_ = 0;
+    int64_t steps_ = 0;
+    int64_t accepted_drafts_ = 0;
+    int64_t target_passes_ = 0;
+    int64_t draft_passes_ = 0;
+    std::vector<int64_t> offered_at_depth_;
+    std::vector<int64_t> accepted_at_depth_;
+};
+
+// Adds the time between construction and destruction to a counter.
+class ScopedTimer {
+public:
+    explicit ScopedTimer(double& seconds) : seconds_(seconds), start_(std::chrono::steady_clock::now()) {}
+    ~ScopedTimer() {
+        seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+    }
+
+private:
+    double& seconds_;
+    std::chrono::steady_clock::time_point start_;
+};
+
+}  // namespace cadenza

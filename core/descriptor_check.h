@@ -1,0 +1,18 @@
+// Checks what a plugin library's entry point returned before the host uses
+// it: struct sizes, ABI version, name, kind, vtable and parameter schema.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "cadenza/plugin.h"
+
+namespace cadenza {
+
+// Throws cadenza::Error naming `library` and the plugin on any problem.
+void check_descriptor(const cdz_plugin_descriptor* descriptor, const std::string& library);
+
+// The descriptor's parameter specs, read with the stride the plugin declared.
+std::vector<cdz_param_spec> descriptor_parameter_specs(const cdz_plugin_descriptor& descriptor);
+
+}  // namespace cadenza

@@ -1,0 +1,53 @@
+// The orchestrator: turns text into audio through the pipeline's plugins
+// with one decoding loop for every method. Each step the drafter (if any)
+// proposes a token tree, the backbone evaluates the unevaluated tokens and
+// the tree in one pass, the acceptor picks the accepted path and the next
+// token, and the backbone's cache is compacted to that path. Without a
+// drafter the same loop is plain autoregressive decoding.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "decoding_stats.h"
+#include "pipeline_config.h"
+#include "plugin_instance.h"
+
+namespace cadenza {
+
+struct SynthesisRequest {
+    std::string text;
+    std::optional<uint64_t> seed;       // the pipeline's seed when empty
+    double max_audio_seconds = 0.0;     // the pipeline's limit when 0
+    // Receives audio as it is decoded; returning false cancels the synthesis.
+    std::function<bool(const float* samples, size_t count)> on_audio;
+};
+
+class Engine {
+public:
+    // Creates every stage's plugin and checks that they agree with each
+    // other. Throws cadenza::Error on any problem.
+    explicit Engine(PipelineConfig config);
+    ~Engine();
+
+    // The whole audio, or (with on_audio) an empty vector once every chunk
+    // was delivered. Throws cadenza::Error; CDZ_STATUS_CANCELLED when the
+    // callback cancelled.
+    std::vector<float> synthesize(const SynthesisRequest& request);
+
+    const PipelineConfig& config() const { return config_; }
+    const DecodingStats& stats() const { return stats_; }
+    uint32_t sample_rate() const;
+
+private:
+    struct Stages;
+    PipelineConfig config_;
+    std::unique_ptr<Stages> stages_;
+    DecodingStats stats_;
+};
+
+}  // namespace cadenza

@@ -1,0 +1,256 @@
+#include "pipeline_config.h"
+
+#include <fstream>
+#include <regex>
+#include <sstream>
+
+#include <toml++/toml.h>
+
+#include "descriptor_check.h"
+#include "diagnostic.h"
+#include "parameter_schema.h"
+#include "plugin_library.h"
+#include "spelling_suggestion.h"
+#include "toml_literal.h"
+
+namespace cadenza {
+namespace {
+
+const cdz_param_spec pipeline_specs[] = {
+    {"name", CDZ_PARAM_STRING, "\"unnamed\"", 0, 0, 0, nullptr, "a name for logs and reports"},
+    {"device", CDZ_PARAM_STRING, "\"cpu\"", 0, 0, 0, nullptr, "where models run: cpu or cuda:N"},
+    {"seed", CDZ_PARAM_INT, "0", 1, 0, 9.2e18, nullptr, "seed of every random stream; a synthesis repeats bit for bit"},
+    {"max_audio_seconds", CDZ_PARAM_FLOAT, "30.0", 1, 0.01, 3600, nullptr, "stop a synthesis after this much audio"},
+    {"plugin_paths", CDZ_PARAM_STRING_ARRAY, "[]", 0, 0, 0, nullptr,
+     "plugin directories or libraries searched first, relative to this file"},
+};
+
+const cdz_param_spec sampling_specs[] = {
+    {"temperature", CDZ_PARAM_FLOAT, "1.0", 1, 0, 100, nullptr, "softmax temperature; 0 is greedy"},
+    {"top_k", CDZ_PARAM_INT, "0", 1, 0, 1e9, nullptr, "keep the k most likely tokens; 0 keeps all"},
+    {"top_p", CDZ_PARAM_FLOAT, "1.0", 1, 1e-6, 1, nullptr, "keep the smallest set with this much mass; 1 keeps all"},
+};
+
+std::vector<cdz_param_spec> specs_of(const cdz_param_spec* begin, const cdz_param_spec* end) {
+    return std::vector<cdz_param_spec>(begin, end);
+}
+
+Diagnostic at(const std::string& file, const toml::source_region& region, std::string message) {
+    return Diagnostic{file, region.begin.line, region.begin.column, std::move(message)};
+}
+
+class PipelineParser {
+public:
+    PipelineParser(std::string source, std::filesystem::path base, std::vector<PluginLocation> extra)
+        : source_(std::move(source)), base_(std::move(base)), extra_(std::move(extra)) {}
+
+    PipelineConfig parse(const std::string& text) {
+        toml::table document;
+        try {
+            document = toml::parse(text, source_);
+        } catch (const toml::parse_error& e) {
+            throw ValidationError({at(source_, e.source(), std::string(e.description()))});
+        }
+        config_.source = source_;
+        config_.base_directory = base_;
+        check_top_level(document);
+        read_pipeline_table(document);
+        read_sampling_table(document);
+        PluginCatalog catalog = PluginCatalog::scan(plugin_search_path(locations()));
+        for (const auto& stage : pipeline_stage_kinds()) read_stage(document, stage, catalog);
+        if (!diagnostics_.empty()) throw ValidationError(diagnostics_);
+        return config_;
+    }
+
+private:
+    std::vector<std::string> table_names() const {
+        std::vector<std::string> names{"pipeline", "sampling"};
+        for (const auto& stage : pipeline_stage_kinds()) names.push_back(stage.table);
+        return names;
+    }
+
+    void check_top_level(const toml::table& document) {
+        const auto names = table_names();
+        for (const auto& [key, node] : document) {
+            const std::string name(key.str());
+            const bool known = std::find(names.begin(), names.end(), name) != names.end();
+            if (!known) {
+                diagnostics_.push_back(at(source_, key.source(), "unknown table or key '" + name + "'" +
+                                                                     did_you_mean(name, names)));
+            } else if (!node.is_table()) {
+                diagnostics_.push_back(at(source_, node.source(), "'" + name + "' must be a table ([" + name + "])"));
+            }
+        }
+    }
+
+    const toml::table& table_or_empty(const toml::table& document, const char* name) {
+        static const toml::table empty;
+        const toml::table* table = document[name].as_table();
+        return table ? *table : empty;
+    }
+
+    cdz_params validate_core_table(const toml::table& document, const char* name,
+                                   const std::vector<cdz_param_spec>& specs) {
+        SchemaContext context{"cadenza", std::string("[") + name + "]", source_, base_, {}};
+        return validate_parameters(context, specs, table_or_empty(document, name), diagnostics_);
+    }
+
+    void read_pipeline_table(const toml::table& document) {
+        cdz_params params = validate_core_table(document, "pipeline",
+                                                specs_of(std::begin(pipeline_specs), std::end(pipeline_specs)));
+        const toml::table& table = table_or_empty(document, "pipeline");
+        auto value = [&](const char* key) -> const ParameterValue* {
+            auto found = params.values.find(key);
+            return found == params.values.end() ? nullptr : &found->second;
+        };
+        if (auto* name = value("name")) config_.name = name->text;
+        if (auto* seed = value("seed")) config_.seed = static_cast<uint64_t>(seed->integer);
+        if (auto* seconds = value("max_audio_seconds")) config_.max_audio_seconds = seconds->number;
+        if (auto* device = value("device")) {
+            static const std::regex device_pattern("cpu|cuda(:[0-9]+)?");
+            if (std::regex_match(device->text, device_pattern)) {
+                config_.device = device->text == "cuda" ? "cuda:0" : device->text;
+            } else {
+                diagnostics_.push_back(at(source_, table["device"].node()->source(),
+                                          "'device': expected 'cpu' or 'cuda:N', found '" + device->text + "'"));
+            }
+        }
+        if (auto* paths = value("plugin_paths")) {
+            const toml::array* array = table["plugin_paths"].as_array();
+            for (size_t i = 0; i < paths->texts.size(); ++i) {
+                std::filesystem::path path(paths->texts[i]);
+                if (path.is_relative()) path = base_ / path;
+                path = path.lexically_normal();
+                std::error_code ignored;
+                if (!std::filesystem::exists(path, ignored)) {
+                    diagnostics_.push_back(at(source_, array->get(i)->source(),
+                                              "'plugin_paths': not found: " + path.string()));
+                    continue;
+                }
+                config_.plugin_paths.push_back(path);
+            }
+        }
+    }
+
+    void read_sampling_table(const toml::table& document) {
+        cdz_params params = validate_core_table(document, "sampling",
+                                                specs_of(std::begin(sampling_specs), std::end(sampling_specs)));
+        config_.sampling.struct_size = sizeof(cdz_sampling);
+        config_.sampling.temperature = params.values.count("temperature") ? params.values["temperature"].number : 1.0;
+        config_.sampling.top_k = params.values.count("top_k") ? params.values["top_k"].integer : 0;
+        config_.sampling.top_p = params.values.count("top_p") ? params.values["top_p"].number : 1.0;
+    }
+
+    std::vector<PluginLocation> locations() const {
+        std::vector<PluginLocation> result = extra_;
+        for (const auto& path : config_.plugin_paths) result.push_back({path, "pipeline plugin_paths", true});
+        return result;
+    }
+
+    void read_stage(const toml::table& document, const StageKind& stage, const PluginCatalog& catalog) {
+        const toml::table* table = document[stage.table].as_table();
+        if (!table) return;
+        const std::string table_name = std::string("[") + stage.table + "]";
+        const toml::node* plugin_node = table->get("plugin");
+        if (!plugin_node) {
+            diagnostics_.push_back(at(source_, table->source(), "missing required key 'plugin' in " + table_name));
+            return;
+        }
+        if (!plugin_node->is_string()) {
+            diagnostics_.push_back(at(source_, plugin_node->source(), "'plugin': expected a string naming a plugin"));
+            return;
+        }
+        const std::string plugin_name = plugin_node->as_string()->get();
+        const CatalogEntry* entry = nullptr;
+        try {
+            entry = &catalog.find(plugin_name);
+        } catch (const Error& e) {
+            diagnostics_.push_back(at(source_, plugin_node->source(), e.what()));
+            return;
+        }
+        if (entry->descriptor->kind != stage.kind) {
+            diagnostics_.push_back(at(source_, plugin_node->source(),
+                                      "plugin '" + plugin_name + "' is a " + plugin_kind_name(entry->descriptor->kind) +
+                                          ", but " + table_name + " needs a " + plugin_kind_name(stage.kind)));
+            return;
+        }
+        SchemaContext context{plugin_name, table_name, source_, base_, {"plugin"}};
+        auto params = std::make_shared<cdz_params>(
+            validate_parameters(context, descriptor_parameter_specs(*entry->descriptor), *table, diagnostics_));
+        config_.stages.push_back({stage.table, stage.kind, *entry, std::move(params)});
+    }
+
+    std::string source_;
+    std::filesystem::path base_;
+    std::vector<PluginLocation> extra_;
+    PipelineConfig config_;
+    std::vector<Diagnostic> diagnostics_;
+};
+
+void write_parameters(std::ostream& out, const cdz_params& params, const std::vector<cdz_param_spec>& order) {
+    for (const auto& spec : order) {
+        auto found = params.values.find(spec.name);
+        if (found == params.values.end()) continue;
+        out << spec.name << " = " << format_parameter_value(found->second);
+        if (found->second.from_default) out << "  # default";
+        out << '\n';
+    }
+}
+
+}  // namespace
+
+const std::vector<StageKind>& pipeline_stage_kinds() {
+    static const std::vector<StageKind> kinds{
+        {"frontend", CDZ_PLUGIN_KIND_FRONTEND}, {"codec", CDZ_PLUGIN_KIND_CODEC},
+        {"backbone", CDZ_PLUGIN_KIND_BACKBONE}, {"draft", CDZ_PLUGIN_KIND_DRAFTER},
+        {"acceptor", CDZ_PLUGIN_KIND_ACCEPTOR},
+    };
+    return kinds;
+}
+
+const StageConfig* PipelineConfig::stage(const std::string& table) const {
+    for (const auto& candidate : stages)
+        if (candidate.table == table) return &candidate;
+    return nullptr;
+}
+
+std::string PipelineConfig::to_toml() const {
+    std::ostringstream out;
+    out << "# resolved from " << source << "\n[pipeline]\n";
+    out << "name = " << toml_string_literal(name) << '\n';
+    out << "device = " << toml_string_literal(device) << '\n';
+    out << "seed = " << seed << '\n';
+    out << "max_audio_seconds = " << toml_float_literal(max_audio_seconds) << '\n';
+    out << "plugin_paths = [";
+    for (size_t i = 0; i < plugin_paths.size(); ++i)
+        out << (i ? ", " : "") << toml_string_literal(plugin_paths[i].string());
+    out << "]\n\n[sampling]\n";
+    out << "temperature = " << toml_float_literal(sampling.temperature) << '\n';
+    out << "top_k = " << sampling.top_k << '\n';
+    out << "top_p = " << toml_float_literal(sampling.top_p) << '\n';
+    for (const auto& stage : stages) {
+        out << "\n[" << stage.table << "]\n";
+        out << "plugin = " << toml_string_literal(stage.plugin.descriptor->name) << "  # "
+            << stage.plugin.descriptor->version << ", " << stage.plugin.library.string() << '\n';
+        write_parameters(out, *stage.params, descriptor_parameter_specs(*stage.plugin.descriptor));
+    }
+    return out.str();
+}
+
+PipelineConfig load_pipeline_config_string(const std::string& text, const std::string& source_name,
+                                           const std::filesystem::path& base_directory,
+                                           const std::vector<PluginLocation>& extra_locations) {
+    return PipelineParser(source_name, base_directory, extra_locations).parse(text);
+}
+
+PipelineConfig load_pipeline_config_file(const std::filesystem::path& path,
+                                         const std::vector<PluginLocation>& extra_locations) {
+    std::ifstream file(path, std::ios::binary);
+    if (!file) throw Error(CDZ_STATUS_NOT_FOUND, path.string() + ": cannot open pipeline file");
+    std::stringstream text;
+    text << file.rdbuf();
+    std::filesystem::path base = std::filesystem::absolute(path).parent_path();
+    return load_pipeline_config_string(text.str(), path.string(), base, extra_locations);
+}
+
+}  // namespace cadenza

@@ -1,0 +1,121 @@
+#include "plugin_catalog.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include <spdlog/spdlog.h>
+
+#include "error.h"
+#include "plugin_library.h"
+#include "spelling_suggestion.h"
+
+#ifndef CADENZA_BUILD_PLUGIN_DIR
+#error "CADENZA_BUILD_PLUGIN_DIR must be defined by the build"
+#endif
+#ifndef CADENZA_INSTALL_PLUGIN_DIR
+#error "CADENZA_INSTALL_PLUGIN_DIR must be defined by the build"
+#endif
+
+namespace cadenza {
+namespace {
+
+bool is_plugin_library_file(const std::filesystem::path& path) {
+    return path.extension() == ".so" && std::filesystem::is_regular_file(path);
+}
+
+std::vector<std::filesystem::path> libraries_at(const PluginLocation& location, std::vector<std::string>& problems) {
+    std::vector<std::filesystem::path> found;
+    std::error_code error;
+    if (!std::filesystem::exists(location.path, error)) {
+        if (location.must_exist)
+            problems.push_back(location.path.string() + ": plugin path not found (from " + location.origin + ")");
+        return found;
+    }
+    if (!std::filesystem::is_directory(location.path, error)) {
+        found.push_back(location.path);
+        return found;
+    }
+    for (const auto& item : std::filesystem::directory_iterator(location.path, error))
+        if (is_plugin_library_file(item.path())) found.push_back(item.path());
+    if (error) problems.push_back(location.path.string() + ": cannot list plugin directory: " + error.message());
+    std::sort(found.begin(), found.end());
+    return found;
+}
+
+}  // namespace
+
+std::vector<PluginLocation> plugin_search_path(const std::vector<PluginLocation>& first) {
+    std::vector<PluginLocation> path = first;
+    if (const char* environment = std::getenv("CADENZA_PLUGIN_PATH")) {
+        std::stringstream entries(environment);
+        std::string entry;
+        while (std::getline(entries, entry, ':'))
+            if (!entry.empty()) path.push_back({entry, "$CADENZA_PLUGIN_PATH", true});
+    }
+    path.push_back({CADENZA_BUILD_PLUGIN_DIR, "build tree", false});
+    path.push_back({CADENZA_INSTALL_PLUGIN_DIR, "install prefix", false});
+    return path;
+}
+
+PluginCatalog PluginCatalog::scan(const std::vector<PluginLocation>& search_path) {
+    PluginCatalog catalog;
+    catalog.search_path_ = search_path;
+    std::set<std::filesystem::path> seen_libraries;
+    std::map<std::string, size_t> active;  // name -> index into entries_
+
+    for (const auto& location : search_path) {
+        std::map<std::string, std::filesystem::path> in_this_location;
+        for (const auto& file : libraries_at(location, catalog.problems_)) {
+            std::error_code error;
+            const auto canonical = std::filesystem::weakly_canonical(file, error);
+            if (!seen_libraries.insert(error ? file : canonical).second) continue;
+            const PluginLibrary* library = nullptr;
+            try {
+                library = &PluginLibrary::load(file);
+            } catch (const Error& e) {
+                catalog.problems_.push_back(e.what());
+                continue;
+            }
+            for (const cdz_plugin_descriptor* descriptor : library->descriptors()) {
+                const std::string name = descriptor->name;
+                if (auto twin = in_this_location.find(name); twin != in_this_location.end()) {
+                    const std::string message = "two plugins named '" + name + "': " + twin->second.string() +
+                                                " and " + library->path().string();
+                    catalog.problems_.push_back(message);
+                    catalog.ambiguous_.push_back(message);
+                    continue;
+                }
+                in_this_location[name] = library->path();
+                CatalogEntry entry{descriptor, library->path(), location.origin, false};
+                if (active.count(name)) {
+                    entry.shadowed = true;
+                    spdlog::debug("plugin '{}' in {} is shadowed by {}", name, library->path().string(),
+                                  catalog.entries_[active[name]].library.string());
+                } else {
+                    active[name] = catalog.entries_.size();
+                }
+                catalog.entries_.push_back(entry);
+            }
+        }
+    }
+    return catalog;
+}
+
+const CatalogEntry& PluginCatalog::find(const std::string& name) const {
+    for (const auto& message : ambiguous_)
+        if (message.rfind("two plugins named '" + name + "'", 0) == 0) throw Error(CDZ_STATUS_INVALID_CONFIG, message);
+    for (const auto& entry : entries_)
+        if (!entry.shadowed && name == entry.descriptor->name) return entry;
+
+    std::vector<std::string> names;
+    for (const auto& entry : entries_) names.push_back(entry.descriptor->name);
+    std::string message = "no plugin named '" + name + "'" + did_you_mean(name, names) + "; searched:";
+    for (const auto& location : search_path_) message += " " + location.path.string() + " (" + location.origin + ")";
+    for (const auto& problem : problems_) message += "; also: " + problem;
+    throw Error(CDZ_STATUS_NOT_FOUND, message);
+}
+
+}  // namespace cadenza

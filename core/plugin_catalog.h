@@ -1,0 +1,54 @@
+// Every plugin found along a search path. The search order is: paths the
+// caller gives first (the embedding API's, then the pipeline's plugin_paths),
+// then $CADENZA_PLUGIN_PATH, then the build tree, then the install prefix.
+// A name found in an earlier place shadows the same name later on; two
+// plugins with one name in the same place are an error.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "cadenza/plugin.h"
+
+namespace cadenza {
+
+struct PluginLocation {
+    std::filesystem::path path;  // a directory of plugin libraries, or one library
+    std::string origin;          // "pipeline plugin_paths", "$CADENZA_PLUGIN_PATH", ...
+    bool must_exist = false;     // given explicitly: missing is an error
+};
+
+// The caller's locations followed by the environment, build tree and install prefix.
+std::vector<PluginLocation> plugin_search_path(const std::vector<PluginLocation>& first = {});
+
+struct CatalogEntry {
+    const cdz_plugin_descriptor* descriptor = nullptr;
+    std::filesystem::path library;
+    std::string origin;
+    bool shadowed = false;  // an earlier location has a plugin of this name
+};
+
+class PluginCatalog {
+public:
+    // Loads every library along the search path. Problems (missing explicit
+    // locations, libraries that fail to load, ambiguous names) are collected,
+    // not thrown.
+    static PluginCatalog scan(const std::vector<PluginLocation>& search_path);
+
+    // The active plugin of that name. Throws cadenza::Error when it is not
+    // found (with the places searched and a suggestion) or is ambiguous.
+    const CatalogEntry& find(const std::string& name) const;
+
+    const std::vector<CatalogEntry>& entries() const { return entries_; }
+    const std::vector<std::string>& problems() const { return problems_; }
+    const std::vector<PluginLocation>& search_path() const { return search_path_; }
+
+private:
+    std::vector<PluginLocation> search_path_;
+    std::vector<CatalogEntry> entries_;
+    std::vector<std::string> problems_;
+    std::vector<std::string> ambiguous_;  // "name: a.so and b.so"
+};
+
+}  // namespace cadenza

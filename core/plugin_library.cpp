@@ -1,0 +1,101 @@
+#include "plugin_library.h"
+
+#include <dlfcn.h>
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <regex>
+#include <set>
+#include <string>
+
+#include <boost/dll/shared_library.hpp>
+
+#include "descriptor_check.h"
+#include "error.h"
+#include "host_api.h"
+#include "status_object.h"
+
+namespace cadenza {
+namespace {
+
+struct LoadedLibraries {
+    std::mutex mutex;
+    std::map<std::filesystem::path, std::unique_ptr<PluginLibrary>> by_path;
+    // Never unloaded: plugin code may be referenced until the process ends.
+    std::vector<std::unique_ptr<boost::dll::shared_library>> handles;
+};
+
+LoadedLibraries& loaded_libraries() {
+    static auto* libraries = new LoadedLibraries;  // deliberately never destroyed
+    return *libraries;
+}
+
+}  // namespace
+
+const char* plugin_kind_name(cdz_plugin_kind kind) {
+    switch (kind) {
+        case CDZ_PLUGIN_KIND_FRONTEND: return "frontend";
+        case CDZ_PLUGIN_KIND_CODEC: return "codec";
+        case CDZ_PLUGIN_KIND_BACKBONE: return "backbone";
+        case CDZ_PLUGIN_KIND_DRAFTER: return "drafter";
+        case CDZ_PLUGIN_KIND_ACCEPTOR: return "acceptor";
+    }
+    return "unknown";
+}
+
+const PluginLibrary& PluginLibrary::load(const std::filesystem::path& requested) {
+    const std::string shown = requested.string();
+    std::error_code filesystem_error;
+    if (!std::filesystem::is_regular_file(requested, filesystem_error))
+        throw Error(CDZ_STATUS_NOT_FOUND, shown + ": plugin library not found");
+    const std::filesystem::path path = std::filesystem::canonical(requested);
+
+    LoadedLibraries& libraries = loaded_libraries();
+    std::lock_guard<std::mutex> lock(libraries.mutex);
+    if (auto found = libraries.by_path.find(path); found != libraries.by_path.end())
+        return *found->second;
+
+    auto handle = std::make_unique<boost::dll::shared_library>();
+    boost::dll::fs::error_code load_error;
+    handle->load(path, load_error, boost::dll::load_mode::rtld_lazy | boost::dll::load_mode::rtld_local);
+    if (load_error || !handle->is_loaded()) {
+        const char* reason = dlerror();
+        throw Error(CDZ_STATUS_IO_ERROR, shown + ": cannot load plugin library: " +
+                                             (reason ? reason : load_error.message()));
+    }
+    if (!handle->has(CDZ_PLUGIN_ENTRY_SYMBOL))
+        throw Error(CDZ_STATUS_NOT_FOUND, shown + ": not a cadenza plugin: it does not export '" +
+                                              std::string(CDZ_PLUGIN_ENTRY_SYMBOL) + "'");
+
+    auto entry = handle->get<cdz_status*(const cdz_host_api*, cdz_plugin_list*)>(CDZ_PLUGIN_ENTRY_SYMBOL);
+    cdz_plugin_list list{};
+    list.struct_size = sizeof(list);
+    cdz_status* status = nullptr;
+    try {
+        status = entry(host_api(), &list);
+    } catch (...) {
+        throw Error(CDZ_STATUS_INTERNAL, shown + ": the entry point let an exception escape");
+    }
+    throw_if_error(status, shown + ": the entry point failed");
+    if (list.count > 0 && !list.descriptors)
+        throw Error(CDZ_STATUS_INVALID_ARGUMENT, shown + ": the entry point returned no descriptor array");
+
+    auto library = std::make_unique<PluginLibrary>();
+    library->path_ = path;
+    std::set<std::string> names;
+    for (uint32_t i = 0; i < list.count; ++i) {
+        const cdz_plugin_descriptor* descriptor = list.descriptors[i];
+        check_descriptor(descriptor, shown);
+        if (!names.insert(descriptor->name).second)
+            throw Error(CDZ_STATUS_INVALID_CONFIG,
+                        shown + ": two plugins with one name '" + descriptor->name + "' in this library");
+        library->descriptors_.push_back(descriptor);
+    }
+    libraries.handles.push_back(std::move(handle));
+    auto& stored = libraries.by_path[path];
+    stored = std::move(library);
+    return *stored;
+}
+
+}  // namespace cadenza

@@ -1,0 +1,30 @@
+// One plugin library, loaded with Boost.DLL and kept loaded for the life of
+// the process, with the descriptors its entry point returned.
+#pragma once
+
+#include <filesystem>
+#include <vector>
+
+#include "cadenza/plugin.h"
+
+namespace cadenza {
+
+class PluginLibrary {
+public:
+    // Loads `path` once per process (later calls return the same library).
+    // Throws cadenza::Error naming the file when it is missing, cannot be
+    // loaded, has no entry symbol, was built for another ABI or returns
+    // malformed descriptors.
+    static const PluginLibrary& load(const std::filesystem::path& path);
+
+    const std::filesystem::path& path() const { return path_; }
+    const std::vector<const cdz_plugin_descriptor*>& descriptors() const { return descriptors_; }
+
+private:
+    std::filesystem::path path_;
+    std::vector<const cdz_plugin_descriptor*> descriptors_;
+};
+
+const char* plugin_kind_name(cdz_plugin_kind kind);
+
+}  // namespace cadenza

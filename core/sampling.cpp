@@ -1,0 +1,88 @@
+#include "sampling.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include "error.h"
+#include "random_stream.h"
+
+namespace cadenza {
+
+void sampling_probabilities(const cdz_sampling& sampling, const float* logits, float* probabilities,
+                            int64_t count) {
+    if (count <= 0) throw Error(CDZ_STATUS_INVALID_ARGUMENT, "sampling over an empty distribution");
+    if (!(sampling.temperature >= 0.0) || !std::isfinite(sampling.temperature))
+        throw Error(CDZ_STATUS_INVALID_ARGUMENT,
+                    "temperature must be finite and >= 0, got " + std::to_string(sampling.temperature));
+    if (!(sampling.top_p > 0.0 && sampling.top_p <= 1.0))
+        throw Error(CDZ_STATUS_INVALID_ARGUMENT,
+                    "top_p must be in (0, 1], got " + std::to_string(sampling.top_p));
+    if (sampling.top_k < 0)
+        throw Error(CDZ_STATUS_INVALID_ARGUMENT, "top_k must be >= 0");
+
+    if (sampling.temperature == 0.0) {
+        const int64_t best = std::max_element(logits, logits + count) - logits;
+        std::fill(probabilities, probabilities + count, 0.0f);
+        probabilities[best] = 1.0f;
+        return;
+    }
+
+    const float max_logit = *std::max_element(logits, logits + count);
+    const double inverse_temperature = 1.0 / sampling.temperature;
+    double total = 0.0;
+    for (int64_t i = 0; i < count; ++i) {
+        const double p = std::exp((static_cast<double>(logits[i]) - max_logit) * inverse_temperature);
+        probabilities[i] = static_cast<float>(p);
+        total += p;
+    }
+
+    const bool use_top_k = sampling.top_k > 0 && sampling.top_k < count;
+    const bool use_top_p = sampling.top_p < 1.0;
+    if (use_top_k || use_top_p) {
+        std::vector<int64_t> order(static_cast<size_t>(count));
+        std::iota(order.begin(), order.end(), 0);
+        const int64_t keep_k = use_top_k ? sampling.top_k : count;
+        // Ties break by index so the kept set is deterministic.
+        auto by_probability = [&](int64_t a, int64_t b) {
+            return probabilities[a] != probabilities[b] ? probabilities[a] > probabilities[b] : a < b;
+        };
+        std::partial_sort(order.begin(), order.begin() + keep_k, order.end(), by_probability);
+        int64_t kept = keep_k;
+        if (use_top_p) {
+            double cumulative = 0.0;
+            for (int64_t r = 0; r < keep_k; ++r) {
+                cumulative += probabilities[order[r]] / total;
+                if (cumulative >= sampling.top_p) {
+                    kept = r + 1;
+                    break;
+                }
+            }
+        }
+        for (int64_t r = kept; r < count; ++r) probabilities[order[r]] = 0.0f;
+        total = 0.0;
+        for (int64_t r = 0; r < kept; ++r) total += probabilities[order[r]];
+    }
+
+    const double scale = 1.0 / total;
+    for (int64_t i = 0; i < count; ++i) probabilities[i] = static_cast<float>(probabilities[i] * scale);
+}
+
+int64_t sample_index(cdz_rng& rng, const float* probabilities, int64_t count) {
+    double total = 0.0;
+    for (int64_t i = 0; i < count; ++i) total += probabilities[i];
+    const double target = random_stream_uniform(rng) * total;
+    double cumulative = 0.0;
+    int64_t last_nonzero = 0;
+    for (int64_t i = 0; i < count; ++i) {
+        if (probabilities[i] <= 0.0f) continue;
+        cumulative += probabilities[i];
+        last_nonzero = i;
+        if (target < cumulative) return i;
+    }
+    return last_nonzero;
+}
+
+}  // namespace cadenza

@@ -1,0 +1,25 @@
+// The process-wide espeak-ng library. espeak-ng keeps global state (the
+// current voice, its dictionaries, buffers), so every call goes through one
+// mutex, and before each conversion the voice is selected again if another
+// instance (or other code) changed it: instances may use different voices.
+#pragma once
+
+#include <string>
+
+namespace cadenza::frontend::espeak {
+
+// Initializes espeak-ng once per process. `data_path` is an espeak-ng-data
+// directory or its parent, or "" for the library's default. A later call
+// must name the same data path. Throws FrontendError.
+void initialize(const std::string& data_path);
+
+// Throws FrontendError(INVALID_CONFIG) naming `voice` when espeak-ng has no
+// such voice. A voice is a voice name or file ("en-us", "gmw/en") or a
+// language one voice declares ("en-gb").
+void check_voice(const std::string& voice);
+
+// The IPA of UTF-8 `text` spoken with `voice`: espeak-ng's clauses joined
+// with a space. Requires initialize().
+std::string text_to_ipa(const std::string& voice, const std::string& text);
+
+}  // namespace cadenza::frontend::espeak

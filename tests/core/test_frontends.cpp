@@ -1,0 +1,126 @@
+// Both frontends on real text, loaded through the core as a pipeline would.
+#include <gtest/gtest.h>
+
+#include <memory>
+
+#include "cadenza/plugin.h"
+#include "error.h"
+#include "managed_tensor.h"
+#include "pipeline_config.h"
+#include "plugin_instance.h"
+#include "status_object.h"
+#include "test_fixtures.h"
+
+namespace cadenza {
+namespace {
+
+class Frontend {
+public:
+    explicit Frontend(const std::string& table)
+        : config_(load_pipeline_config_string("[frontend]\n" + table, "frontend.toml", test::source_dir() / "pipelines")),
+          instance_(*config_.stage("frontend"), "cpu", 0) {}
+
+    std::vector<int32_t> encode(const std::string& text) {
+        ManagedTensor ids;
+        throw_if_error(vtable().encode(instance_.context(), text.c_str(), ids.out()), "encode");
+        const auto shape = ids.expect(kDLInt, 32, 1, "ids");
+        return std::vector<int32_t>(ids.data<int32_t>(), ids.data<int32_t>() + shape[0]);
+    }
+
+    // The symbols of the ids, with <space> written as a space and no boundaries.
+    std::string spell(const std::vector<int32_t>& ids) {
+        std::string text;
+        for (int32_t id : ids) {
+            const char* symbol = nullptr;
+            throw_if_error(vtable().token_symbol(instance_.context(), id, &symbol), "token_symbol");
+            const std::string s = symbol;
+            if (s == "<bos>" || s == "<eos>") continue;
+            text += s == "<space>" ? " " : s;
+        }
+        return text;
+    }
+
+    cdz_frontend_info info() {
+        cdz_frontend_info info{};
+        info.struct_size = sizeof(info);
+        throw_if_error(vtable().get_info(instance_.context(), &info), "get_info");
+        return info;
+    }
+
+private:
+    const cdz_frontend_vtable& vtable() { return instance_.vtable<cdz_frontend_vtable>(); }
+    PipelineConfig config_;
+    PluginInstance instance_;
+};
+
+const std::string chars = "plugin = \"frontend.chars\"\nvocabulary = \"../models/frontend/english_chars.vocab\"\n";
+const std::string espeak = "plugin = \"frontend.espeak\"\nvocabulary = \"../models/frontend/ipa.vocab\"\n";
+
+TEST(FrontendChars, NormalizesAndMapsEachCharacter) {
+    Frontend frontend(chars);
+    const auto ids = frontend.encode("  Hello,   World!  It\xE2\x80\x99s 3 o\xE2\x80\x99" "clock\xE2\x80\xA6 ");
+    const auto info = frontend.info();
+    EXPECT_EQ(ids.front(), info.bos_id);
+    EXPECT_EQ(ids.back(), info.eos_id);
+    EXPECT_EQ(frontend.spell(ids), "hello, world! it's 3 o'clock...");
+}
+
+TEST(FrontendChars, InvalidUtf8IsAnErrorNamingTheByte) {
+    Frontend frontend(chars);
+    try {
+        frontend.encode("ok \xC3\x28 no");
+        FAIL() << "invalid UTF-8 must be refused";
+    } catch (const Error& e) {
+        EXPECT_NE(std::string(e.what()).find("byte offset 3"), std::string::npos) << e.what();
+    }
+}
+
+TEST(FrontendChars, UnknownCharactersAreSkippedOrRefusedAsConfigured) {
+    Frontend skipping(chars);
+    const auto ids = skipping.encode("a\xE2\x98\x83" "b");  // a snowman b
+    EXPECT_EQ(skipping.spell(ids).find('a'), 0u);
+    Frontend strict(chars + "on_unknown = \"error\"\n");
+    EXPECT_THROW(strict.encode("a\xE2\x98\x83" "b"), Error);
+}
+
+TEST(FrontendChars, WithoutBoundariesTheIdsAreTheTextAlone) {
+    Frontend frontend(chars + "add_boundaries = false\n");
+    EXPECT_EQ(frontend.encode("abc").size(), 3u);
+}
+
+TEST(FrontendChars, AVocabularyErrorNamesFileAndLine) {
+    const auto directory = test::fresh_directory("vocabulary");
+    const auto vocabulary = test::write_file(directory, "dup.vocab", "<pad>\na\nb\na\n");
+    try {
+        Frontend frontend("plugin = \"frontend.chars\"\nvocabulary = \"" + vocabulary.string() + "\"\n");
+        FAIL() << "a duplicate symbol must be refused";
+    } catch (const Error& e) {
+        EXPECT_NE(std::string(e.what()).find(vocabulary.string() + ":4"), std::string::npos) << e.what();
+    }
+}
+
+TEST(FrontendEspeak, GivesIpaPhonemesForEnglish) {
+    Frontend frontend(espeak);
+    EXPECT_EQ(frontend.spell(frontend.encode("Hello world")), "h\xC9\x99l\xCB\x88o\xCA\x8A w\xCB\x88\xC9\x9C\xCB\x90ld");
+}
+
+TEST(FrontendEspeak, TheVoiceIsAParameter) {
+    Frontend american(espeak);
+    Frontend british(espeak + "voice = \"en-gb\"\n");
+    const auto us = american.spell(american.encode("Hello"));
+    const auto gb = british.spell(british.encode("Hello"));
+    EXPECT_NE(us, gb);
+    EXPECT_EQ(american.spell(american.encode("Hello")), us);  // switching back is clean
+}
+
+TEST(FrontendEspeak, AnUnknownVoiceIsAnErrorNamingIt) {
+    try {
+        Frontend frontend(espeak + "voice = \"xx-nonsense\"\n");
+        FAIL() << "an unknown voice must be refused";
+    } catch (const Error& e) {
+        EXPECT_NE(std::string(e.what()).find("xx-nonsense"), std::string::npos) << e.what();
+    }
+}
+
+}  // namespace
+}  // namespace cadenza

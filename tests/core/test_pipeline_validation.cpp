@@ -1,0 +1,163 @@
+// Pipeline files: every problem is reported in one pass, each with its
+// file, line and column; valid pipelines resolve with defaults filled in.
+#include <gtest/gtest.h>
+
+#include "diagnostic.h"
+#include "pipeline_config.h"
+#include "test_fixtures.h"
+
+namespace cadenza {
+namespace {
+
+std::vector<PluginLocation> test_locations() {
+    return {{test::test_plugin_dir("c_plugin"), "test", true}, {test::test_plugin_dir("doubles"), "test", true}};
+}
+
+PipelineConfig load(const std::string& text) {
+    return load_pipeline_config_string(text, "test.toml", test::source_dir() / "pipelines", test_locations());
+}
+
+std::vector<Diagnostic> errors_of(const std::string& text) {
+    try {
+        load(text);
+    } catch (const ValidationError& e) {
+        return e.diagnostics();
+    }
+    ADD_FAILURE() << "expected validation errors for:\n" << text;
+    return {};
+}
+
+::testing::AssertionResult has_error(const std::vector<Diagnostic>& errors, uint32_t line, uint32_t column,
+                                     const std::string& fragment) {
+    for (const auto& e : errors)
+        if (e.line == line && e.column == column && e.message.find(fragment) != std::string::npos)
+            return ::testing::AssertionSuccess();
+    auto failure = ::testing::AssertionFailure() << "no error at " << line << ":" << column << " containing '"
+                                                 << fragment << "'; got:\n";
+    for (const auto& e : errors) failure << "  " << e.to_string() << "\n";
+    return failure;
+}
+
+const char* const acceptor_table = "[acceptor]\nplugin = \"test.c_argmax_acceptor\"\n";
+
+TEST(PipelineValidation, AValidPipelineResolvesWithDefaults) {
+    const auto config = load(std::string("[pipeline]\nname = \"ok\"\nseed = 42\n") + acceptor_table +
+                             "min_probability = 0.25\n");
+    EXPECT_EQ(config.name, "ok");
+    EXPECT_EQ(config.seed, 42u);
+    EXPECT_EQ(config.device, "cpu");
+    EXPECT_DOUBLE_EQ(config.sampling.temperature, 1.0);
+    const StageConfig* acceptor = config.stage("acceptor");
+    ASSERT_NE(acceptor, nullptr);
+    EXPECT_DOUBLE_EQ(acceptor->params->values.at("min_probability").number, 0.25);
+    EXPECT_EQ(acceptor->params->values.at("mode").text, "argmax");
+    EXPECT_TRUE(acceptor->params->values.at("mode").from_default);
+    const std::string resolved = config.to_toml();
+    EXPECT_NE(resolved.find("mode = \"argmax\"  # default"), std::string::npos) << resolved;
+    EXPECT_NE(resolved.find("min_probability = 0.25\n"), std::string::npos) << resolved;
+}
+
+TEST(PipelineValidation, TheResolvedPipelineParsesAgainToTheSameValues) {
+    const auto config = load(std::string(acceptor_table) + "max_accept = 3\n[sampling]\ntemperature = 0\n");
+    // Without the first line (its source) and the default markers, the text is a fixed point.
+    auto body = [](std::string text) {
+        text = text.substr(text.find('\n'));
+        for (size_t at; (at = text.find("  # default")) != std::string::npos;) text.erase(at, 11);
+        return text;
+    };
+    const auto again = load_pipeline_config_string(config.to_toml(), "again.toml", test::source_dir(), test_locations());
+    EXPECT_EQ(body(again.to_toml()), body(config.to_toml()));
+    EXPECT_NE(config.to_toml().find("max_audio_seconds = 30.0\n"), std::string::npos) << config.to_toml();
+}
+
+TEST(PipelineValidation, AMisspelledKeyIsReportedAtItsPositionWithASuggestion) {
+    const auto errors = errors_of(std::string(acceptor_table) + "min_probabilty = 0.5\n");
+    ASSERT_EQ(errors.size(), 1u);
+    EXPECT_EQ(errors[0].file, "test.toml");
+    EXPECT_TRUE(has_error(errors, 3, 1, "unknown key 'min_probabilty' in [acceptor] for 'test.c_argmax_acceptor' "
+                                        "(did you mean 'min_probability'?)"));
+}
+
+TEST(PipelineValidation, WrongTypeOutOfRangeAndBadChoiceAreEachReported) {
+    const auto errors = errors_of(std::string(acceptor_table) +
+                                  "min_probability = \"high\"\nmax_accept = 65\nmode = \"argmx\"\n");
+    ASSERT_EQ(errors.size(), 3u);
+    EXPECT_TRUE(has_error(errors, 3, 19, "'min_probability': expected a float, found a string"));
+    EXPECT_TRUE(has_error(errors, 4, 14, "'max_accept': value 65 is out of range [0, 64]"));
+    EXPECT_TRUE(has_error(errors, 5, 8, "'argmx' is not one of 'argmax', 'sample' (did you mean 'argmax'?)"));
+}
+
+TEST(PipelineValidation, AFloatParameterAcceptsAnInteger) {
+    const auto config = load(std::string(acceptor_table) + "min_probability = 1\n");
+    EXPECT_DOUBLE_EQ(config.stage("acceptor")->params->values.at("min_probability").number, 1.0);
+}
+
+TEST(PipelineValidation, MissingRequiredKeysAreReportedAtTheirTable) {
+    const auto errors = errors_of("[pipeline]\nname = \"x\"\n\n[frontend]\nplugin = \"frontend.chars\"\n\n[codec]\n");
+    EXPECT_TRUE(has_error(errors, 4, 1, "missing required key 'vocabulary' in [frontend] for 'frontend.chars'"));
+    EXPECT_TRUE(has_error(errors, 7, 1, "missing required key 'plugin' in [codec]"));
+}
+
+TEST(PipelineValidation, AMissingFileIsReportedAtItsKey) {
+    const auto errors = errors_of("[frontend]\nplugin = \"frontend.chars\"\nvocabulary = \"no/such.vocab\"\n");
+    ASSERT_EQ(errors.size(), 1u);
+    EXPECT_TRUE(has_error(errors, 3, 14, "'vocabulary': file not found: "));
+    EXPECT_NE(errors[0].message.find("no/such.vocab"), std::string::npos);
+}
+
+TEST(PipelineValidation, UnknownTablesPluginsAndWrongKindsAreReported) {
+    const auto errors = errors_of(
+        "[pipline]\nname = \"x\"\n"                                    // lines 1-2
+        "[backbone]\nplugin = \"test.c_argmax_acceptor\"\n"            // lines 3-4
+        "[acceptor]\nplugin = \"test.no_such_thing\"\n");              // lines 5-6
+    EXPECT_TRUE(has_error(errors, 1, 2, "unknown table or key 'pipline' (did you mean 'pipeline'?)"));
+    EXPECT_TRUE(has_error(errors, 4, 10, "plugin 'test.c_argmax_acceptor' is a acceptor, but [backbone] needs a backbone"));
+    EXPECT_TRUE(has_error(errors, 6, 10, "no plugin named 'test.no_such_thing'"));
+}
+
+TEST(PipelineValidation, PipelineAndSamplingTablesAreValidatedToo) {
+    const auto errors = errors_of("[pipeline]\ndevice = \"gpu\"\nseed = -1\n[sampling]\ntop_p = 1.5\ntopk = 3\n");
+    EXPECT_TRUE(has_error(errors, 2, 10, "'device': expected 'cpu' or 'cuda:N', found 'gpu'"));
+    EXPECT_TRUE(has_error(errors, 3, 8, "'seed': value -1 is out of range"));
+    EXPECT_TRUE(has_error(errors, 5, 9, "'top_p': value 1.5 is out of range"));
+    EXPECT_TRUE(has_error(errors, 6, 1, "unknown key 'topk' in [sampling] for 'cadenza' (did you mean 'top_k'?)"));
+}
+
+TEST(PipelineValidation, ACudaDeviceIsAccepted) {
+    EXPECT_EQ(load("[pipeline]\ndevice = \"cuda:1\"\n").device, "cuda:1");
+    EXPECT_EQ(load("[pipeline]\ndevice = \"cuda\"\n").device, "cuda:0");
+}
+
+TEST(PipelineValidation, ASyntaxErrorIsReportedWithItsPosition) {
+    const auto errors = errors_of("[pipeline]\nname = \"unterminated\n");
+    ASSERT_EQ(errors.size(), 1u);
+    EXPECT_EQ(errors[0].line, 2u);
+}
+
+TEST(PipelineValidation, PluginPathsAreResolvedAgainstThePipelineFile) {
+    const auto directory = test::fresh_directory("plugin-paths");
+    std::filesystem::create_directories(directory / "mine");
+    std::filesystem::copy_file(test::test_plugin_library("c_plugin", "argmax"), directory / "mine" / "libmine.so");
+    const auto file = test::write_file(directory, "p.toml",
+                                       "[pipeline]\nplugin_paths = [\"mine\", \"missing\"]\n" + std::string(acceptor_table));
+    try {
+        load_pipeline_config_file(file);
+        FAIL() << "the missing plugin path must be reported";
+    } catch (const ValidationError& e) {
+        ASSERT_EQ(e.diagnostics().size(), 1u) << e.what();
+        EXPECT_TRUE(has_error(e.diagnostics(), 2, 25, "'plugin_paths': not found: " + (directory / "missing").string()));
+    }
+    test::write_file(directory, "p.toml", "[pipeline]\nplugin_paths = [\"mine\"]\n" + std::string(acceptor_table));
+    const auto config = load_pipeline_config_file(file);
+    EXPECT_EQ(config.stage("acceptor")->plugin.library, std::filesystem::canonical(directory / "mine" / "libmine.so"));
+}
+
+TEST(PipelineValidation, ShippedPipelinesValidate) {
+    for (const auto& entry : std::filesystem::directory_iterator(test::source_dir() / "pipelines")) {
+        if (entry.path().extension() != ".toml") continue;
+        EXPECT_NO_THROW(load_pipeline_config_file(entry.path())) << entry.path();
+    }
+}
+
+}  // namespace
+}  // namespace cadenza

@@ -1,0 +1,152 @@
+// The loader: a good C plugin loads; every kind of bad library is a clear
+// error naming the file.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "descriptor_check.h"
+#include "error.h"
+#include "plugin_catalog.h"
+#include "plugin_library.h"
+#include "test_fixtures.h"
+
+namespace cadenza {
+namespace {
+
+using test::test_plugin_dir;
+using test::test_plugin_library;
+
+// Expects loading `path` to fail with `code`, the file's path and `fragment` in the message.
+void expect_load_error(const std::filesystem::path& path, cdz_status_code code, const std::string& fragment) {
+    try {
+        PluginLibrary::load(path);
+        FAIL() << "loading " << path << " should fail";
+    } catch (const Error& e) {
+        EXPECT_EQ(e.code(), code) << e.what();
+        EXPECT_NE(std::string(e.what()).find(path.string()), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos) << e.what();
+    }
+}
+
+TEST(PluginLoader, LoadsThePlainCPluginAndItsSchema) {
+    const auto& library = PluginLibrary::load(test_plugin_library("c_plugin", "argmax"));
+    ASSERT_EQ(library.descriptors().size(), 1u);
+    const cdz_plugin_descriptor& d = *library.descriptors()[0];
+    EXPECT_STREQ(d.name, "test.c_argmax_acceptor");
+    EXPECT_EQ(d.kind, CDZ_PLUGIN_KIND_ACCEPTOR);
+    const auto specs = descriptor_parameter_specs(d);
+    ASSERT_EQ(specs.size(), 3u);
+    EXPECT_STREQ(specs[0].name, "min_probability");
+    EXPECT_STREQ(specs[1].name, "mode");
+    EXPECT_STREQ(specs[1].choices[1], "sample");
+}
+
+TEST(PluginLoader, LoadsEachLibraryOncePerProcess) {
+    const auto path = test_plugin_library("c_plugin", "argmax");
+    EXPECT_EQ(&PluginLibrary::load(path), &PluginLibrary::load(path));
+}
+
+TEST(PluginLoader, MissingFileIsAnErrorNamingIt) {
+    expect_load_error(test_plugin_dir("broken") / "libdoes_not_exist.so", CDZ_STATUS_NOT_FOUND, "not found");
+}
+
+TEST(PluginLoader, FileThatIsNotALibraryIsAnErrorNamingIt) {
+    const auto directory = test::fresh_directory("not-a-library");
+    const auto path = test::write_file(directory, "libfake.so", "this is text, not ELF");
+    expect_load_error(path, CDZ_STATUS_IO_ERROR, "cannot load");
+}
+
+TEST(PluginLoader, MissingEntrySymbolIsAnErrorNamingTheFile) {
+    expect_load_error(test_plugin_library("broken", "no_entry"), CDZ_STATUS_NOT_FOUND, "cdz_plugin_entry");
+}
+
+TEST(PluginLoader, AnotherMajorVersionIsRefused) {
+    expect_load_error(test_plugin_library("broken", "future_major"), CDZ_STATUS_ABI_MISMATCH, "plugin ABI 1.");
+}
+
+TEST(PluginLoader, ANewerMinorVersionIsRefused) {
+    expect_load_error(test_plugin_library("broken", "newer_minor"), CDZ_STATUS_ABI_MISMATCH,
+                      "plugin ABI 0." + std::to_string(CDZ_PLUGIN_ABI_MINOR + 1));
+}
+
+TEST(PluginLoader, TwoPluginsWithOneNameInALibraryAreRefused) {
+    expect_load_error(test_plugin_library("broken", "duplicate_name"), CDZ_STATUS_INVALID_CONFIG,
+                      "two plugins with one name 'test.broken'");
+}
+
+TEST(PluginLoader, AnEntryPointErrorIsPassedOn) {
+    expect_load_error(test_plugin_library("broken", "entry_fails"), CDZ_STATUS_UNSUPPORTED, "refuses to load");
+}
+
+TEST(PluginLoader, ADefaultThatDoesNotFitItsTypeIsRefused) {
+    expect_load_error(test_plugin_library("broken", "bad_default"), CDZ_STATUS_INVALID_ARGUMENT, "'beta'");
+}
+
+TEST(PluginCatalog, TwoPluginsWithOneNameInOneDirectoryAreAnErrorNamingBothFiles) {
+    const auto directory = test::fresh_directory("duplicates");
+    const auto first = test_plugin_library("c_plugin", "argmax");
+    const auto second = test_plugin_library("duplicate", "duplicate_of_argmax");
+    std::filesystem::copy_file(first, directory / first.filename());
+    std::filesystem::copy_file(second, directory / second.filename());
+    const auto catalog = PluginCatalog::scan({{directory, "test", true}});
+    try {
+        catalog.find("test.c_argmax_acceptor");
+        FAIL() << "an ambiguous name must not resolve";
+    } catch (const Error& e) {
+        const std::string message = e.what();
+        EXPECT_NE(message.find((directory / first.filename()).string()), std::string::npos) << message;
+        EXPECT_NE(message.find((directory / second.filename()).string()), std::string::npos) << message;
+    }
+}
+
+TEST(PluginCatalog, AnEarlierLocationShadowsALaterOne) {
+    const auto catalog = PluginCatalog::scan({{test_plugin_dir("c_plugin"), "first", true},
+                                              {test_plugin_dir("duplicate"), "second", true}});
+    const CatalogEntry& entry = catalog.find("test.c_argmax_acceptor");
+    EXPECT_EQ(entry.origin, "first");
+    int shadowed = 0;
+    for (const auto& candidate : catalog.entries()) shadowed += candidate.shadowed;
+    EXPECT_EQ(shadowed, 1);
+    EXPECT_TRUE(catalog.problems().empty());
+}
+
+TEST(PluginCatalog, BrokenLibrariesAreReportedWithoutHidingGoodOnes) {
+    const auto catalog = PluginCatalog::scan({{test_plugin_dir("broken"), "broken", true},
+                                              {test_plugin_dir("c_plugin"), "good", true}});
+    EXPECT_EQ(catalog.problems().size(), 6u);
+    EXPECT_STREQ(catalog.find("test.c_argmax_acceptor").descriptor->name, "test.c_argmax_acceptor");
+}
+
+TEST(PluginCatalog, AnUnknownNameSuggestsTheClosestAndListsThePath) {
+    const auto catalog = PluginCatalog::scan({{test_plugin_dir("c_plugin"), "good", true}});
+    try {
+        catalog.find("test.c_argmax_aceptor");
+        FAIL();
+    } catch (const Error& e) {
+        const std::string message = e.what();
+        EXPECT_EQ(e.code(), CDZ_STATUS_NOT_FOUND);
+        EXPECT_NE(message.find("did you mean 'test.c_argmax_acceptor'"), std::string::npos) << message;
+        EXPECT_NE(message.find(test_plugin_dir("c_plugin").string()), std::string::npos) << message;
+    }
+}
+
+TEST(PluginCatalog, AMissingExplicitLocationIsAProblem) {
+    const auto catalog = PluginCatalog::scan({{"/nonexistent/plugins", "test", true}});
+    ASSERT_EQ(catalog.problems().size(), 1u);
+    EXPECT_NE(catalog.problems()[0].find("/nonexistent/plugins"), std::string::npos);
+}
+
+TEST(PluginCatalog, SearchPathOrderIsCallerEnvironmentBuildTreeInstallPrefix) {
+    ::setenv("CADENZA_PLUGIN_PATH", "/from/env/a:/from/env/b", 1);
+    const auto path = plugin_search_path({{"/from/caller", "caller", true}});
+    ::unsetenv("CADENZA_PLUGIN_PATH");
+    ASSERT_EQ(path.size(), 5u);
+    EXPECT_EQ(path[0].path, "/from/caller");
+    EXPECT_EQ(path[1].path, "/from/env/a");
+    EXPECT_EQ(path[2].path, "/from/env/b");
+    EXPECT_EQ(path[3].origin, "build tree");
+    EXPECT_EQ(path[4].origin, "install prefix");
+}
+
+}  // namespace
+}  // namespace cadenza

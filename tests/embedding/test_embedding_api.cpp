@@ -1,0 +1,216 @@
+// The embedding API as an application sees it: only cadenza.h and
+// libcadenza.so. The pipelines use the test doubles test.markov_backbone
+// and test.tone_codec with the real frontend.chars.
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cadenza/cadenza.h"
+
+namespace {
+
+struct StatusDeleter {
+    void operator()(cdz_status* s) const { cdz_status_free(s); }
+};
+using Status = std::unique_ptr<cdz_status, StatusDeleter>;
+struct PipelineDeleter {
+    void operator()(cdz_pipeline* p) const { cdz_pipeline_free(p); }
+};
+using Pipeline = std::unique_ptr<cdz_pipeline, PipelineDeleter>;
+
+std::string message_of(const Status& status) { return status ? cdz_status_get_message(status.get()) : "ok"; }
+
+const std::string vocabulary = std::string(CADENZA_SOURCE_DIR) + "/models/frontend/english_chars.vocab";
+
+std::string doubles_pipeline(const std::string& extra = "", const std::string& sampling = "temperature = 0.8") {
+    return "[pipeline]\nname = \"doubles\"\nseed = 11\nmax_audio_seconds = 2.0\n"
+           "[frontend]\nplugin = \"frontend.chars\"\nvocabulary = \"" + vocabulary + "\"\n"
+           "[codec]\nplugin = \"test.tone_codec\"\n"
+           "[backbone]\nplugin = \"test.markov_backbone\"\nend_after = 60\n"
+           "[sampling]\n" + sampling + "\n" + extra;
+}
+
+Pipeline load(const std::string& text) {
+    const std::string doubles = std::string(TEST_PLUGIN_DIR) + "/doubles";
+    const std::string c_plugin = std::string(TEST_PLUGIN_DIR) + "/c_plugin";
+    const char* paths[] = {doubles.c_str(), c_plugin.c_str()};
+    cdz_pipeline_params params = cdz_pipeline_default_params();
+    params.plugin_paths = paths;
+    params.plugin_path_count = 2;
+    cdz_pipeline* pipeline = nullptr;
+    Status status(cdz_pipeline_load_string(text.c_str(), nullptr, &params, &pipeline));
+    EXPECT_EQ(status, nullptr) << message_of(status);
+    return Pipeline(pipeline);
+}
+
+std::vector<float> synthesize(cdz_pipeline* pipeline, const char* text, uint64_t seed) {
+    cdz_synthesis_params params = cdz_synthesis_default_params();
+    params.use_seed = 1;
+    params.seed = seed;
+    cdz_audio* audio = nullptr;
+    Status status(cdz_pipeline_synthesize(pipeline, text, &params, &audio));
+    EXPECT_EQ(status, nullptr) << message_of(status);
+    if (!audio) return {};
+    EXPECT_EQ(audio->sample_rate, 16000u);
+    std::vector<float> samples(audio->samples, audio->samples + audio->sample_count);
+    cdz_audio_free(audio);
+    return samples;
+}
+
+TEST(EmbeddingApi, ReportsItsVersions) {
+    cdz_version version{};
+    version.struct_size = sizeof(version);
+    cdz_version_get(&version);
+    EXPECT_EQ(version.abi_major, static_cast<uint32_t>(CDZ_ABI_VERSION_MAJOR));
+    EXPECT_EQ(version.abi_minor, static_cast<uint32_t>(CDZ_ABI_VERSION_MINOR));
+    EXPECT_EQ(version.plugin_abi_major, 0u);
+    EXPECT_STREQ(version.library_version, cdz_library_version());
+}
+
+TEST(EmbeddingApi, AnOlderSmallerVersionStructIsFilledOnlyAsFarAsItReaches) {
+    unsigned char buffer[sizeof(cdz_version)];
+    std::fill(std::begin(buffer), std::end(buffer), 0xAB);
+    auto* version = reinterpret_cast<cdz_version*>(buffer);
+    version->struct_size = offsetof(cdz_version, plugin_abi_major);
+    cdz_version_get(version);
+    EXPECT_EQ(version->abi_major, static_cast<uint32_t>(CDZ_ABI_VERSION_MAJOR));
+    EXPECT_EQ(buffer[offsetof(cdz_version, plugin_abi_major)], 0xAB);
+}
+
+TEST(EmbeddingApi, InvalidArgumentsGiveAStatusNotACrash) {
+    cdz_pipeline* pipeline = nullptr;
+    Status status(cdz_pipeline_load_file(nullptr, nullptr, &pipeline));
+    ASSERT_NE(status, nullptr);
+    EXPECT_EQ(cdz_status_get_code(status.get()), CDZ_STATUS_INVALID_ARGUMENT);
+    Status missing(cdz_pipeline_load_file("/no/such/pipeline.toml", nullptr, &pipeline));
+    ASSERT_NE(missing, nullptr);
+    EXPECT_EQ(cdz_status_get_code(missing.get()), CDZ_STATUS_NOT_FOUND);
+    EXPECT_NE(message_of(missing).find("/no/such/pipeline.toml"), std::string::npos);
+    Status synthesis(cdz_pipeline_synthesize(nullptr, "text", nullptr, nullptr));
+    EXPECT_EQ(cdz_status_get_code(synthesis.get()), CDZ_STATUS_INVALID_ARGUMENT);
+}
+
+TEST(EmbeddingApi, ValidationErrorsCarryEveryPosition) {
+    cdz_pipeline* pipeline = nullptr;
+    const std::string text = "[pipeline]\nnmae = \"x\"\n[sampling]\ntemperature = -1\n";
+    Status status(cdz_pipeline_load_string(text.c_str(), "bad.toml", nullptr, &pipeline));
+    ASSERT_NE(status, nullptr);
+    EXPECT_EQ(pipeline, nullptr);
+    EXPECT_EQ(cdz_status_get_code(status.get()), CDZ_STATUS_INVALID_CONFIG);
+    EXPECT_NE(message_of(status).find("bad.toml:2:1: unknown key 'nmae'"), std::string::npos) << message_of(status);
+    EXPECT_NE(message_of(status).find("bad.toml:4:15: 'temperature'"), std::string::npos) << message_of(status);
+}
+
+TEST(EmbeddingApi, SynthesisRepeatsBitForBitWithASeed) {
+    Pipeline pipeline = load(doubles_pipeline());
+    ASSERT_TRUE(pipeline);
+    const auto first = synthesize(pipeline.get(), "Hello, world.", 3);
+    const auto again = synthesize(pipeline.get(), "Hello, world.", 3);
+    const auto other = synthesize(pipeline.get(), "Hello, world.", 4);
+    ASSERT_EQ(first.size(), 60u * 320u);  // end_after = 60 frames of 320 samples
+    EXPECT_EQ(first, again);
+    EXPECT_NE(first, other);
+}
+
+TEST(EmbeddingApi, StatisticsDescribeTheLastRun) {
+    Pipeline pipeline = load(doubles_pipeline());
+    ASSERT_TRUE(pipeline);
+    synthesize(pipeline.get(), "Statistics.", 1);
+    cdz_stats stats{};
+    stats.struct_size = sizeof(stats);
+    Status status(cdz_pipeline_get_stats(pipeline.get(), &stats));
+    ASSERT_EQ(status, nullptr) << message_of(status);
+    EXPECT_EQ(stats.tokens_generated, 61);  // 60 audio tokens and the end
+    EXPECT_EQ(stats.steps, 61);
+    EXPECT_EQ(stats.target_passes, 62);     // the prefill and one pass per token
+    EXPECT_EQ(stats.draft_passes, 0);
+    EXPECT_DOUBLE_EQ(stats.mean_accepted_length, 1.0);
+    EXPECT_DOUBLE_EQ(stats.audio_seconds, 60 * 320 / 16000.0);
+    EXPECT_GT(stats.tokens_per_second, 0.0);
+    EXPECT_GE(stats.wall_seconds, stats.verify_seconds + stats.accept_seconds);
+}
+
+TEST(EmbeddingApi, StreamingDeliversTheSameAudioInChunks) {
+    Pipeline pipeline = load(doubles_pipeline());
+    ASSERT_TRUE(pipeline);
+    const auto whole = synthesize(pipeline.get(), "Streaming.", 8);
+    struct Collected {
+        std::vector<float> samples;
+        int chunks = 0;
+    } collected;
+    cdz_synthesis_params params = cdz_synthesis_default_params();
+    params.use_seed = 1;
+    params.seed = 8;
+    auto collect = [](const float* samples, size_t count, uint32_t rate, void* user) -> int {
+        auto* c = static_cast<Collected*>(user);
+        c->samples.insert(c->samples.end(), samples, samples + count);
+        ++c->chunks;
+        return rate == 16000 ? 0 : 1;
+    };
+    Status status(cdz_pipeline_synthesize_stream(pipeline.get(), "Streaming.", &params, collect, &collected));
+    ASSERT_EQ(status, nullptr) << message_of(status);
+    EXPECT_EQ(collected.samples, whole);
+    EXPECT_EQ(collected.chunks, 6);  // 60 frames in chunks of 10
+}
+
+TEST(EmbeddingApi, TheCallbackCanCancelAndThePipelineStaysUsable) {
+    Pipeline pipeline = load(doubles_pipeline());
+    ASSERT_TRUE(pipeline);
+    int calls = 0;
+    auto cancel = [](const float*, size_t, uint32_t, void* user) -> int { return ++*static_cast<int*>(user) >= 2; };
+    Status status(cdz_pipeline_synthesize_stream(pipeline.get(), "Cancel me.", nullptr, cancel, &calls));
+    ASSERT_NE(status, nullptr);
+    EXPECT_EQ(cdz_status_get_code(status.get()), CDZ_STATUS_CANCELLED);
+    EXPECT_EQ(calls, 2);
+    EXPECT_EQ(synthesize(pipeline.get(), "Still works.", 1).size(), 60u * 320u);
+}
+
+TEST(EmbeddingApi, AGreedyAcceptorWithoutDraftsEqualsGreedyDecoding) {
+    Pipeline plain = load(doubles_pipeline("", "temperature = 0"));
+    Pipeline with_acceptor = load(doubles_pipeline("[acceptor]\nplugin = \"test.c_argmax_acceptor\"\n", "temperature = 0"));
+    ASSERT_TRUE(plain && with_acceptor);
+    EXPECT_EQ(synthesize(plain.get(), "Greedy.", 1), synthesize(with_acceptor.get(), "Greedy.", 2));
+}
+
+TEST(EmbeddingApi, DescribeGivesTheResolvedPipeline) {
+    Pipeline pipeline = load(doubles_pipeline());
+    ASSERT_TRUE(pipeline);
+    char* text = nullptr;
+    Status status(cdz_pipeline_describe(pipeline.get(), &text));
+    ASSERT_EQ(status, nullptr);
+    const std::string resolved = text;
+    cdz_string_free(text);
+    EXPECT_NE(resolved.find("plugin = \"test.markov_backbone\""), std::string::npos) << resolved;
+    EXPECT_NE(resolved.find("end_after = 60\n"), std::string::npos) << resolved;
+    EXPECT_NE(resolved.find("audio_tokens = 32  # default"), std::string::npos) << resolved;
+}
+
+TEST(EmbeddingApi, SynthesisWithoutABackboneSaysWhatIsMissing) {
+    Pipeline pipeline = load("[frontend]\nplugin = \"frontend.chars\"\nvocabulary = \"" + vocabulary + "\"\n");
+    ASSERT_TRUE(pipeline);
+    cdz_audio* audio = nullptr;
+    Status status(cdz_pipeline_synthesize(pipeline.get(), "text", nullptr, &audio));
+    ASSERT_NE(status, nullptr);
+    EXPECT_EQ(audio, nullptr);
+    EXPECT_EQ(cdz_status_get_code(status.get()), CDZ_STATUS_INVALID_CONFIG);
+    EXPECT_NE(message_of(status).find("missing [backbone], [codec]"), std::string::npos) << message_of(status);
+}
+
+TEST(EmbeddingApi, ACodecThatDisagreesWithTheBackboneIsRefusedAtLoad) {
+    const std::string doubles = std::string(TEST_PLUGIN_DIR) + "/doubles";
+    const char* paths[] = {doubles.c_str()};
+    cdz_pipeline_params params = cdz_pipeline_default_params();
+    params.plugin_paths = paths;
+    params.plugin_path_count = 1;
+    const std::string text = doubles_pipeline("").replace(doubles_pipeline("").find("[codec]\nplugin = \"test.tone_codec\"\n"),
+                                                            35, "[codec]\nplugin = \"test.tone_codec\"\ncodebook_size = 16\n");
+    cdz_pipeline* pipeline = nullptr;
+    Status status(cdz_pipeline_load_string(text.c_str(), nullptr, &params, &pipeline));
+    ASSERT_NE(status, nullptr);
+    EXPECT_NE(message_of(status).find("32 codes, but codec 'test.tone_codec' has 1 of 16"), std::string::npos)
+        << message_of(status);
+}
+
+}  // namespace

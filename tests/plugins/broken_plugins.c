@@ -1,0 +1,85 @@
+/* Plugin libraries that are wrong on purpose, one per compile definition,
+ * for the loader's error tests:
+ *   BROKEN_NO_ENTRY        exports no cdz_plugin_entry
+ *   BROKEN_FUTURE_MAJOR    built for plugin ABI 1.x
+ *   BROKEN_NEWER_MINOR     built for a newer minor than the host's
+ *   BROKEN_DUPLICATE_NAME  two descriptors with one name
+ *   BROKEN_ENTRY_FAILS     the entry point returns an error status
+ *   BROKEN_BAD_DEFAULT     a parameter default that does not fit its type
+ *   DUPLICATE_OF_ARGMAX    a second library providing test.c_argmax_acceptor */
+#include <stddef.h>
+
+#include "cadenza/plugin.h"
+
+static cdz_status* create(const cdz_instance_args* args, void** out_ctx) {
+    (void)args;
+    *out_ctx = (void*)1;
+    return NULL;
+}
+static void destroy(void* ctx) { (void)ctx; }
+static cdz_status* get_info(void* ctx, cdz_acceptor_info* out) {
+    (void)ctx;
+    out->needs_target = 1;
+    return NULL;
+}
+static cdz_status* accept(void* ctx, const cdz_accept_input* in, cdz_accept_output* out) {
+    (void)ctx;
+    (void)in;
+    (void)out;
+    return NULL;
+}
+static const cdz_acceptor_vtable vtable = {sizeof(cdz_acceptor_vtable), create, destroy, get_info, accept};
+
+#ifdef BROKEN_BAD_DEFAULT
+static const cdz_param_spec params[] = {
+    {"beta", CDZ_PARAM_FLOAT, "\"not a number\"", 0, 0, 0, NULL, "a default of the wrong type"},
+};
+#define PARAMS params
+#define PARAM_COUNT 1
+#else
+#define PARAMS NULL
+#define PARAM_COUNT 0
+#endif
+
+#if defined(BROKEN_FUTURE_MAJOR)
+#define ABI_MAJOR (CDZ_PLUGIN_ABI_MAJOR + 1)
+#else
+#define ABI_MAJOR CDZ_PLUGIN_ABI_MAJOR
+#endif
+#if defined(BROKEN_NEWER_MINOR)
+#define ABI_MINOR (CDZ_PLUGIN_ABI_MINOR + 1)
+#else
+#define ABI_MINOR CDZ_PLUGIN_ABI_MINOR
+#endif
+#if defined(DUPLICATE_OF_ARGMAX)
+#define NAME "test.c_argmax_acceptor"
+#else
+#define NAME "test.broken"
+#endif
+
+static const cdz_plugin_descriptor descriptor = {
+    sizeof(cdz_plugin_descriptor), ABI_MAJOR, ABI_MINOR, NAME, CDZ_PLUGIN_KIND_ACCEPTOR, "0.0.1",
+    "a plugin that is wrong on purpose", PARAMS, PARAM_COUNT, sizeof(cdz_param_spec), &vtable,
+};
+
+#if defined(BROKEN_DUPLICATE_NAME)
+static const cdz_plugin_descriptor* const descriptors[] = {&descriptor, &descriptor};
+#else
+static const cdz_plugin_descriptor* const descriptors[] = {&descriptor};
+#endif
+
+#ifdef BROKEN_NO_ENTRY
+CDZ_PLUGIN_EXPORT int not_the_entry_point(void) { return 0; }
+#else
+CDZ_PLUGIN_EXPORT cdz_status* cdz_plugin_entry(const cdz_host_api* host, cdz_plugin_list* out) {
+#ifdef BROKEN_ENTRY_FAILS
+    (void)out;
+    return host->status_create(CDZ_STATUS_UNSUPPORTED, "this library refuses to load");
+#else
+    (void)host;
+    out->descriptors = descriptors;
+    out->count = sizeof(descriptors) / sizeof(descriptors[0]);
+    return NULL;
+#endif
+}
+#endif

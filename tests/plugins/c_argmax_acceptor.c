@@ -1,0 +1,124 @@
+/* test.c_argmax_acceptor: an acceptor written in plain C99 against
+ * cadenza/plugin.h alone, to prove that a third party can write plugins in
+ * C. It walks the draft tree from the root and accepts a child when it is the
+ * target's most likely token (and at least min_probability likely), then
+ * emits the target's choice after the last accepted node. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cadenza/plugin.h"
+
+static const cdz_host_api* host;
+
+static const char* const modes[] = {"argmax", "sample", NULL};
+
+static const cdz_param_spec params[] = {
+    {"min_probability", CDZ_PARAM_FLOAT, "0.0", 1, 0.0, 1.0, NULL,
+     "accept a draft only if the target gives it at least this probability"},
+    {"mode", CDZ_PARAM_STRING, "\"argmax\"", 0, 0.0, 0.0, modes,
+     "how the token after the accepted path is chosen"},
+    {"max_accept", CDZ_PARAM_INT, "8", 1, 0.0, 64.0, NULL, "accept at most this many drafts per step"},
+};
+
+typedef struct acceptor {
+    double min_probability;
+    int sample;
+    int64_t max_accept;
+    cdz_rng* rng;
+} acceptor;
+
+static cdz_status* create(const cdz_instance_args* args, void** out_ctx) {
+    acceptor* self;
+    const char* mode = NULL;
+    cdz_status* status;
+    self = (acceptor*)calloc(1, sizeof(acceptor));
+    if (!self) return host->status_create(CDZ_STATUS_OUT_OF_MEMORY, "test.c_argmax_acceptor: out of memory");
+    if ((status = host->params_get_float(args->params, "min_probability", &self->min_probability)) ||
+        (status = host->params_get_string(args->params, "mode", &mode)) ||
+        (status = host->params_get_int(args->params, "max_accept", &self->max_accept))) {
+        free(self);
+        return status;
+    }
+    self->sample = strcmp(mode, "sample") == 0;
+    self->rng = args->rng;
+    *out_ctx = self;
+    return NULL;
+}
+
+static void destroy(void* ctx) { free(ctx); }
+
+static cdz_status* get_info(void* ctx, cdz_acceptor_info* out) {
+    (void)ctx;
+    out->needs_target = 1;
+    out->needs_draft_probabilities = 0;
+    return NULL;
+}
+
+static int64_t argmax(const float* row, int64_t count) {
+    int64_t best = 0, i;
+    for (i = 1; i < count; ++i)
+        if (row[i] > row[best]) best = i;
+    return best;
+}
+
+static cdz_status* accept(void* ctx, const cdz_accept_input* in, cdz_accept_output* out) {
+    const acceptor* self = (const acceptor*)ctx;
+    const cdz_token_tree* tree = in->tree;
+    const int64_t vocab = in->vocab_size;
+    int32_t parent = -1, node;
+    const float* row;
+    if (!in->target_probabilities)
+        return host->status_create(CDZ_STATUS_INVALID_ARGUMENT, "test.c_argmax_acceptor needs target probabilities");
+    out->accepted_count = 0;
+    out->emitted_count = 0;
+    for (;;) {
+        int32_t chosen = -1;
+        if (out->accepted_count >= self->max_accept) break;
+        row = in->target_probabilities + (int64_t)(parent + 1) * vocab;
+        for (node = parent + 1; node < tree->node_count; ++node) {
+            const int32_t token = tree->tokens[node];
+            if (tree->parents[node] != parent) continue;
+            if (token == argmax(row, vocab) && row[token] >= self->min_probability) {
+                chosen = node;
+                break;
+            }
+        }
+        if (chosen < 0) break;
+        out->accepted_nodes[out->accepted_count++] = chosen;
+        out->emitted_tokens[out->emitted_count++] = tree->tokens[chosen];
+        parent = chosen;
+    }
+    row = in->target_probabilities + (int64_t)(parent + 1) * vocab;
+    out->emitted_tokens[out->emitted_count++] =
+        (int32_t)(self->sample ? host->sample_index(self->rng, row, vocab) : argmax(row, vocab));
+    return NULL;
+}
+
+static const cdz_acceptor_vtable vtable = {
+    sizeof(cdz_acceptor_vtable), create, destroy, get_info, accept,
+};
+
+static const cdz_plugin_descriptor descriptor = {
+    sizeof(cdz_plugin_descriptor),
+    CDZ_PLUGIN_ABI_MAJOR,
+    CDZ_PLUGIN_ABI_MINOR,
+    "test.c_argmax_acceptor",
+    CDZ_PLUGIN_KIND_ACCEPTOR,
+    "1.0.0",
+    "greedy verification written in plain C (test plugin)",
+    params,
+    sizeof(params) / sizeof(params[0]),
+    sizeof(cdz_param_spec),
+    &vtable,
+};
+
+static const cdz_plugin_descriptor* const descriptors[] = {&descriptor};
+
+CDZ_PLUGIN_EXPORT cdz_status* cdz_plugin_entry(const cdz_host_api* host_api, cdz_plugin_list* out) {
+    if (host_api->abi_major != CDZ_PLUGIN_ABI_MAJOR)
+        return host_api->status_create(CDZ_STATUS_ABI_MISMATCH, "test.c_argmax_acceptor: host ABI major differs");
+    host = host_api;
+    out->descriptors = descriptors;
+    out->count = 1;
+    return NULL;
+}
