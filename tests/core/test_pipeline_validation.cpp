@@ -38,7 +38,7 @@ std::vector<Diagnostic> errors_of(const std::string& text) {
     return failure;
 }
 
-const char* const acceptor_table = "[acceptor]\nplugin = \"test.c_argmax_acceptor\"\n";
+const char* const acceptor_table = "[acceptor]\nplugin = \"example.argmax_acceptor\"\n";
 
 TEST(PipelineValidation, AValidPipelineResolvesWithDefaults) {
     const auto config = load(std::string("[pipeline]\nname = \"ok\"\nseed = 42\n") + acceptor_table +
@@ -74,7 +74,7 @@ TEST(PipelineValidation, AMisspelledKeyIsReportedAtItsPositionWithASuggestion) {
     const auto errors = errors_of(std::string(acceptor_table) + "min_probabilty = 0.5\n");
     ASSERT_EQ(errors.size(), 1u);
     EXPECT_EQ(errors[0].file, "test.toml");
-    EXPECT_TRUE(has_error(errors, 3, 1, "unknown key 'min_probabilty' in [acceptor] for 'test.c_argmax_acceptor' "
+    EXPECT_TRUE(has_error(errors, 3, 1, "unknown key 'min_probabilty' in [acceptor] for 'example.argmax_acceptor' "
                                         "(did you mean 'min_probability'?)"));
 }
 
@@ -108,10 +108,10 @@ TEST(PipelineValidation, AMissingFileIsReportedAtItsKey) {
 TEST(PipelineValidation, UnknownTablesPluginsAndWrongKindsAreReported) {
     const auto errors = errors_of(
         "[pipline]\nname = \"x\"\n"                                    // lines 1-2
-        "[backbone]\nplugin = \"test.c_argmax_acceptor\"\n"            // lines 3-4
+        "[backbone]\nplugin = \"example.argmax_acceptor\"\n"            // lines 3-4
         "[acceptor]\nplugin = \"test.no_such_thing\"\n");              // lines 5-6
     EXPECT_TRUE(has_error(errors, 1, 2, "unknown table or key 'pipline' (did you mean 'pipeline'?)"));
-    EXPECT_TRUE(has_error(errors, 4, 10, "plugin 'test.c_argmax_acceptor' is a acceptor, but [backbone] needs a backbone"));
+    EXPECT_TRUE(has_error(errors, 4, 10, "plugin 'example.argmax_acceptor' is a acceptor, but [backbone] needs a backbone"));
     EXPECT_TRUE(has_error(errors, 6, 10, "no plugin named 'test.no_such_thing'"));
 }
 

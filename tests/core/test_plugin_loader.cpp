@@ -32,7 +32,7 @@ TEST(PluginLoader, LoadsThePlainCPluginAndItsSchema) {
     const auto& library = PluginLibrary::load(test_plugin_library("c_plugin", "argmax"));
     ASSERT_EQ(library.descriptors().size(), 1u);
     const cdz_plugin_descriptor& d = *library.descriptors()[0];
-    EXPECT_STREQ(d.name, "test.c_argmax_acceptor");
+    EXPECT_STREQ(d.name, "example.argmax_acceptor");
     EXPECT_EQ(d.kind, CDZ_PLUGIN_KIND_ACCEPTOR);
     const auto specs = descriptor_parameter_specs(d);
     ASSERT_EQ(specs.size(), 3u);
@@ -90,7 +90,7 @@ TEST(PluginCatalog, TwoPluginsWithOneNameInOneDirectoryAreAnErrorNamingBothFiles
     std::filesystem::copy_file(second, directory / second.filename());
     const auto catalog = PluginCatalog::scan({{directory, "test", true}});
     try {
-        catalog.find("test.c_argmax_acceptor");
+        catalog.find("example.argmax_acceptor");
         FAIL() << "an ambiguous name must not resolve";
     } catch (const Error& e) {
         const std::string message = e.what();
@@ -102,7 +102,7 @@ TEST(PluginCatalog, TwoPluginsWithOneNameInOneDirectoryAreAnErrorNamingBothFiles
 TEST(PluginCatalog, AnEarlierLocationShadowsALaterOne) {
     const auto catalog = PluginCatalog::scan({{test_plugin_dir("c_plugin"), "first", true},
                                               {test_plugin_dir("duplicate"), "second", true}});
-    const CatalogEntry& entry = catalog.find("test.c_argmax_acceptor");
+    const CatalogEntry& entry = catalog.find("example.argmax_acceptor");
     EXPECT_EQ(entry.origin, "first");
     int shadowed = 0;
     for (const auto& candidate : catalog.entries()) shadowed += candidate.shadowed;
@@ -114,18 +114,18 @@ TEST(PluginCatalog, BrokenLibrariesAreReportedWithoutHidingGoodOnes) {
     const auto catalog = PluginCatalog::scan({{test_plugin_dir("broken"), "broken", true},
                                               {test_plugin_dir("c_plugin"), "good", true}});
     EXPECT_EQ(catalog.problems().size(), 6u);
-    EXPECT_STREQ(catalog.find("test.c_argmax_acceptor").descriptor->name, "test.c_argmax_acceptor");
+    EXPECT_STREQ(catalog.find("example.argmax_acceptor").descriptor->name, "example.argmax_acceptor");
 }
 
 TEST(PluginCatalog, AnUnknownNameSuggestsTheClosestAndListsThePath) {
     const auto catalog = PluginCatalog::scan({{test_plugin_dir("c_plugin"), "good", true}});
     try {
-        catalog.find("test.c_argmax_aceptor");
+        catalog.find("example.argmax_aceptor");
         FAIL();
     } catch (const Error& e) {
         const std::string message = e.what();
         EXPECT_EQ(e.code(), CDZ_STATUS_NOT_FOUND);
-        EXPECT_NE(message.find("did you mean 'test.c_argmax_acceptor'"), std::string::npos) << message;
+        EXPECT_NE(message.find("did you mean 'example.argmax_acceptor'"), std::string::npos) << message;
         EXPECT_NE(message.find(test_plugin_dir("c_plugin").string()), std::string::npos) << message;
     }
 }

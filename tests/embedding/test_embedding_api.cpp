@@ -169,7 +169,7 @@ TEST(EmbeddingApi, TheCallbackCanCancelAndThePipelineStaysUsable) {
 
 TEST(EmbeddingApi, AGreedyAcceptorWithoutDraftsEqualsGreedyDecoding) {
     Pipeline plain = load(doubles_pipeline("", "temperature = 0"));
-    Pipeline with_acceptor = load(doubles_pipeline("[acceptor]\nplugin = \"test.c_argmax_acceptor\"\n", "temperature = 0"));
+    Pipeline with_acceptor = load(doubles_pipeline("[acceptor]\nplugin = \"example.argmax_acceptor\"\n", "temperature = 0"));
     ASSERT_TRUE(plain && with_acceptor);
     EXPECT_EQ(synthesize(plain.get(), "Greedy.", 1), synthesize(with_acceptor.get(), "Greedy.", 2));
 }

@@ -6,7 +6,7 @@
  *   BROKEN_DUPLICATE_NAME  two descriptors with one name
  *   BROKEN_ENTRY_FAILS     the entry point returns an error status
  *   BROKEN_BAD_DEFAULT     a parameter default that does not fit its type
- *   DUPLICATE_OF_ARGMAX    a second library providing test.c_argmax_acceptor */
+ *   DUPLICATE_OF_ARGMAX    a second library providing example.argmax_acceptor */
 #include <stddef.h>
 
 #include "cadenza/plugin.h"
@@ -52,7 +52,7 @@ static const cdz_param_spec params[] = {
 #define ABI_MINOR CDZ_PLUGIN_ABI_MINOR
 #endif
 #if defined(DUPLICATE_OF_ARGMAX)
-#define NAME "test.c_argmax_acceptor"
+#define NAME "example.argmax_acceptor"
 #else
 #define NAME "test.broken"
 #endif

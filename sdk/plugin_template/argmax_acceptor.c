@@ -1,8 +1,11 @@
-/* test.c_argmax_acceptor: an acceptor written in plain C99 against
- * cadenza/plugin.h alone, to prove that a third party can write plugins in
- * C. It walks the draft tree from the root and accepts a child when it is the
- * target's most likely token (and at least min_probability likely), then
- * emits the target's choice after the last accepted node. */
+/* example.argmax_acceptor: the SDK's template for a plugin written in plain
+ * C99 against cadenza/plugin.h alone. Copy this directory, rename the plugin,
+ * and replace accept() with your rule.
+ *
+ * The rule here is greedy verification: walk the draft tree from the root,
+ * accept a child when it is the target's most likely token (and at least
+ * min_probability likely), then emit the target's choice after the last
+ * accepted node (its argmax, or a sample when mode = "sample"). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -32,7 +35,7 @@ static cdz_status* create(const cdz_instance_args* args, void** out_ctx) {
     const char* mode = NULL;
     cdz_status* status;
     self = (acceptor*)calloc(1, sizeof(acceptor));
-    if (!self) return host->status_create(CDZ_STATUS_OUT_OF_MEMORY, "test.c_argmax_acceptor: out of memory");
+    if (!self) return host->status_create(CDZ_STATUS_OUT_OF_MEMORY, "example.argmax_acceptor: out of memory");
     if ((status = host->params_get_float(args->params, "min_probability", &self->min_probability)) ||
         (status = host->params_get_string(args->params, "mode", &mode)) ||
         (status = host->params_get_int(args->params, "max_accept", &self->max_accept))) {
@@ -68,7 +71,7 @@ static cdz_status* accept(void* ctx, const cdz_accept_input* in, cdz_accept_outp
     int32_t parent = -1, node;
     const float* row;
     if (!in->target_probabilities)
-        return host->status_create(CDZ_STATUS_INVALID_ARGUMENT, "test.c_argmax_acceptor needs target probabilities");
+        return host->status_create(CDZ_STATUS_INVALID_ARGUMENT, "example.argmax_acceptor needs target probabilities");
     out->accepted_count = 0;
     out->emitted_count = 0;
     for (;;) {
@@ -102,10 +105,10 @@ static const cdz_plugin_descriptor descriptor = {
     sizeof(cdz_plugin_descriptor),
     CDZ_PLUGIN_ABI_MAJOR,
     CDZ_PLUGIN_ABI_MINOR,
-    "test.c_argmax_acceptor",
+    "example.argmax_acceptor",
     CDZ_PLUGIN_KIND_ACCEPTOR,
     "1.0.0",
-    "greedy verification written in plain C (test plugin)",
+    "greedy verification, written in plain C (the SDK template)",
     params,
     sizeof(params) / sizeof(params[0]),
     sizeof(cdz_param_spec),
@@ -116,7 +119,7 @@ static const cdz_plugin_descriptor* const descriptors[] = {&descriptor};
 
 CDZ_PLUGIN_EXPORT cdz_status* cdz_plugin_entry(const cdz_host_api* host_api, cdz_plugin_list* out) {
     if (host_api->abi_major != CDZ_PLUGIN_ABI_MAJOR)
-        return host_api->status_create(CDZ_STATUS_ABI_MISMATCH, "test.c_argmax_acceptor: host ABI major differs");
+        return host_api->status_create(CDZ_STATUS_ABI_MISMATCH, "example.argmax_acceptor: host ABI major differs");
     host = host_api;
     out->descriptors = descriptors;
     out->count = 1;

@@ -1,0 +1,23 @@
+#!/bin/sh
+# Installs cadenza into a scratch prefix, builds the SDK's plugin template
+# against it with find_package(cadenza), and checks that cadenza loads it.
+set -eu
+build_dir="$1"
+template="$2"
+cadenza="$3"
+scratch=$(mktemp -d)
+trap 'rm -rf "$scratch"' EXIT
+
+cmake --install "$build_dir" --prefix "$scratch/prefix" >/dev/null
+cmake -S "$template" -B "$scratch/build" -DCMAKE_PREFIX_PATH="$scratch/prefix" -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake --build "$scratch/build" >/dev/null
+
+library=$(find "$scratch/build" -name '*.so' | head -n 1)
+[ -n "$library" ] || { echo "the template built no library"; exit 1; }
+exports=$(nm -D --defined-only "$library" | awk '{print $3}')
+[ "$exports" = "cdz_plugin_entry" ] || { echo "the plugin exports more than cdz_plugin_entry: $exports"; exit 1; }
+
+output=$(CADENZA_PLUGIN_PATH="$scratch/build" "$cadenza" plugins describe example.argmax_acceptor)
+echo "$output"
+echo "$output" | grep -q "library: $scratch/build/" || { echo "cadenza did not load the out-of-tree build"; exit 1; }
+echo "$output" | grep -Eq "^min_probability +float" || { echo "the schema is missing"; exit 1; }
