@@ -37,4 +37,9 @@ int run_doctor() {
     return exit_ok;
 }
 
+Command add_doctor_command(CLI::App& app) {
+    auto* doctor = app.add_subcommand("doctor", "LibTorch, BLAS, threads, CUDA and the plugin search path");
+    return {doctor, run_doctor};
+}
+
 }  // namespace cadenza::cli

@@ -5,6 +5,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "command.h"
 #include "doctor_command.h"
 #include "exit_codes.h"
 #include "logging.h"
@@ -18,16 +19,11 @@ int main(int argc, char** argv) {
     std::string log_level;
     app.add_option("--log-level", log_level, "trace, debug, info, warn, error or off (default: $CADENZA_LOG, else info)");
 
-    auto* plugins = app.add_subcommand("plugins", "list every plugin found along the search path");
-    std::string describe_name;
-    auto* describe = plugins->add_subcommand("describe", "print a plugin's parameter schema");
-    describe->add_option("name", describe_name, "plugin name, e.g. frontend.chars")->required();
-
-    auto* validate = app.add_subcommand("validate", "print resolved pipelines, or every error with its position");
-    std::vector<std::string> pipeline_files;
-    validate->add_option("files", pipeline_files, "pipeline TOML files")->required()->check(CLI::ExistingFile);
-
-    auto* doctor = app.add_subcommand("doctor", "LibTorch, BLAS, threads, CUDA and the plugin search path");
+    // Subcommands in the order `cadenza --help` lists them.
+    std::vector<Command> commands;
+    commands.push_back(add_plugins_command(app));
+    commands.push_back(add_validate_command(app));
+    commands.push_back(add_doctor_command(app));
 
     try {
         app.parse(argc, argv);
@@ -38,10 +34,8 @@ int main(int argc, char** argv) {
 
     try {
         cadenza::logging_configure(log_level);
-        if (*describe) return describe_plugin(describe_name);
-        if (*plugins) return list_plugins();
-        if (*validate) return validate_pipelines(pipeline_files);
-        if (*doctor) return run_doctor();
+        for (const auto& command : commands)
+            if (command.app->parsed()) return command.run();
     } catch (const std::exception& error) {
         return report_exception(error);
     }

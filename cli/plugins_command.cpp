@@ -3,6 +3,7 @@
 #include <iomanip>
 #include <sstream>
 #include <iostream>
+#include <memory>
 
 #include "descriptor_check.h"
 #include "exit_codes.h"
@@ -66,6 +67,14 @@ int describe_plugin(const std::string& name) {
                   << (spec.doc ? spec.doc : "") << '\n';
     }
     return exit_ok;
+}
+
+Command add_plugins_command(CLI::App& app) {
+    auto* plugins = app.add_subcommand("plugins", "list every plugin found along the search path");
+    auto* describe = plugins->add_subcommand("describe", "print a plugin's parameter schema");
+    auto name = std::make_shared<std::string>();
+    describe->add_option("name", *name, "plugin name, e.g. frontend.chars")->required();
+    return {plugins, [describe, name] { return describe->parsed() ? describe_plugin(*name) : list_plugins(); }};
 }
 
 }  // namespace cadenza::cli

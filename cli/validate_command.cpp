@@ -1,6 +1,7 @@
 #include "validate_command.h"
 
 #include <iostream>
+#include <memory>
 
 #include "diagnostic.h"
 #include "exit_codes.h"
@@ -24,6 +25,13 @@ int validate_pipelines(const std::vector<std::string>& files) {
         }
     }
     return result;
+}
+
+Command add_validate_command(CLI::App& app) {
+    auto* validate = app.add_subcommand("validate", "print resolved pipelines, or every error with its position");
+    auto files = std::make_shared<std::vector<std::string>>();
+    validate->add_option("files", *files, "pipeline TOML files")->required()->check(CLI::ExistingFile);
+    return {validate, [files] { return validate_pipelines(*files); }};
 }
 
 }  // namespace cadenza::cli

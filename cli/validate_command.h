@@ -5,8 +5,12 @@
 #include <string>
 #include <vector>
 
+#include "command.h"
+
 namespace cadenza::cli {
 
 int validate_pipelines(const std::vector<std::string>& files);
+
+Command add_validate_command(CLI::App& app);
 
 }  // namespace cadenza::cli

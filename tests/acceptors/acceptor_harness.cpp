@@ -1,0 +1,99 @@
+#include "acceptor_harness.h"
+
+#include <cmath>
+#include <random>
+
+#include "error.h"
+#include "pipeline_config.h"
+#include "plugin_instance.h"
+#include "status_object.h"
+
+namespace cadenza::test {
+
+struct AcceptorHarness::State {
+    PipelineConfig config;
+    std::unique_ptr<PluginInstance> instance;
+};
+
+AcceptorHarness::AcceptorHarness(const std::string& table, uint64_t seed, const std::filesystem::path& base_directory)
+    : state_(std::make_unique<State>()) {
+    state_->config = load_pipeline_config_string("[acceptor]\n" + table, "acceptor.toml", base_directory);
+    state_->instance = std::make_unique<PluginInstance>(*state_->config.stage("acceptor"), "cpu", seed);
+}
+
+AcceptorHarness::~AcceptorHarness() = default;
+
+cdz_sampling AcceptorHarness::default_sampling() { return cdz_sampling{sizeof(cdz_sampling), 1.0, 0, 1.0}; }
+
+cdz_acceptor_info AcceptorHarness::info() const {
+    cdz_acceptor_info info{};
+    info.struct_size = sizeof(info);
+    const auto& vtable = state_->instance->vtable<cdz_acceptor_vtable>();
+    throw_if_error(vtable.get_info(state_->instance->context(), &info), "get_info");
+    return info;
+}
+
+AcceptResult AcceptorHarness::accept(const std::vector<int32_t>& tokens, const std::vector<int32_t>& parents,
+                                     int64_t vocab, const std::vector<float>& target, const std::vector<float>& draft,
+                                     const cdz_sampling& sampling) const {
+    const int32_t n = static_cast<int32_t>(tokens.size());
+    if (parents.size() != tokens.size()) throw Error(CDZ_STATUS_INVALID_ARGUMENT, "tokens and parents differ in size");
+    if (!target.empty() && target.size() != static_cast<size_t>((n + 1) * vocab))
+        throw Error(CDZ_STATUS_INVALID_ARGUMENT, "target must hold (n + 1) * vocab values");
+    if (!draft.empty() && draft.size() != static_cast<size_t>(n * vocab))
+        throw Error(CDZ_STATUS_INVALID_ARGUMENT, "draft must hold n * vocab values");
+    cdz_token_tree tree{sizeof(cdz_token_tree), n, 1, tokens.data(), parents.data()};
+    cdz_accept_input input{};
+    input.struct_size = sizeof(input);
+    input.tree = &tree;
+    input.vocab_size = vocab;
+    input.target_probabilities = target.empty() ? nullptr : target.data();
+    input.draft_probabilities = draft.empty() ? nullptr : draft.data();
+    input.sampling = &sampling;
+    std::vector<int32_t> nodes(static_cast<size_t>(n) + 1, -1), emitted(static_cast<size_t>(n) + 1, -1);
+    cdz_accept_output output{sizeof(cdz_accept_output), nodes.data(), 0, emitted.data(), 0};
+    const auto& vtable = state_->instance->vtable<cdz_acceptor_vtable>();
+    throw_if_error(vtable.accept(state_->instance->context(), &input, &output), "accept");
+    if (output.accepted_count < 0 || output.accepted_count > n || output.emitted_count < 0 || output.emitted_count > n + 1)
+        throw Error(CDZ_STATUS_INTERNAL, "accept returned counts out of range");
+    AcceptResult result;
+    result.accepted_nodes.assign(nodes.begin(), nodes.begin() + output.accepted_count);
+    result.emitted.assign(emitted.begin(), emitted.begin() + output.emitted_count);
+    return result;
+}
+
+void AcceptorHarness::reseed(uint64_t seed) { state_->instance->reseed(seed); }
+
+int32_t sample_from(const std::vector<float>& probabilities, uint64_t& generator_state) {
+    std::mt19937_64 generator(generator_state);
+    generator_state = generator();
+    std::discrete_distribution<int32_t> distribution(probabilities.begin(), probabilities.end());
+    return distribution(generator);
+}
+
+double chi_square(const std::vector<int64_t>& observed, const std::vector<double>& expected, int& degrees) {
+    int64_t total = 0;
+    for (int64_t count : observed) total += count;
+    double statistic = 0.0;
+    int cells = 0;
+    for (size_t i = 0; i < observed.size(); ++i) {
+        if (expected[i] <= 0.0) {
+            if (observed[i] > 0) return INFINITY;
+            continue;
+        }
+        const double e = expected[i] * static_cast<double>(total);
+        statistic += (observed[i] - e) * (observed[i] - e) / e;
+        ++cells;
+    }
+    degrees = cells - 1;
+    return statistic;
+}
+
+double chi_square_critical_999(int degrees) {
+    const double k = degrees;
+    const double z = 3.090232;  // standard normal 0.999 quantile
+    const double term = 1.0 - 2.0 / (9.0 * k) + z * std::sqrt(2.0 / (9.0 * k));
+    return k * term * term * term;
+}
+
+}  // namespace cadenza::test
