@@ -1,17 +1,19 @@
 // test.markov_backbone: a test double of a backbone. Its "model" is a fixed
-// random table of next-token logits per previous token, plus an end-token
-// logit that rises once the context holds `end_after` audio tokens. Its
-// output depends on the whole context (through that count), so evaluating a
-// tree and committing a path must give the same logits as evaluating the
-// path from scratch, which is what a real KV cache has to guarantee.
+// random table of next-token logits per previous token, a smaller term that
+// depends on the whole context through a rolling hash, and an end-token logit
+// that rises once the context holds `end_after` audio tokens. Like a real
+// model it keeps a per-position cache (the rolling state and the audio
+// count), extends it for a tree from each node's parent, and compacts the
+// committed path into it without recomputing: a wrong compaction shows up as
+// different logits than evaluating the sequence from scratch.
 #include <cmath>
 #include <cstring>
 #include <exception>
-#include <random>
 #include <string>
 #include <vector>
 
 #include "cadenza/plugin.h"
+#include "markov_table.h"
 
 namespace {
 
@@ -23,23 +25,44 @@ const cdz_param_spec params[] = {
     {"hidden_size", CDZ_PARAM_INT, "8", 1, 1, 1024, nullptr, "width of the hidden states it reports"},
     {"end_after", CDZ_PARAM_INT, "40", 1, 1, 100000, nullptr, "audio tokens before the end token dominates"},
     {"sharpness", CDZ_PARAM_FLOAT, "3.0", 1, 0, 100, nullptr, "scale of the random logits"},
+    {"context_weight", CDZ_PARAM_FLOAT, "0.5", 1, 0, 100, nullptr, "scale of the context-dependent term"},
     {"seed", CDZ_PARAM_INT, "7", 1, 0, 1e9, nullptr, "seed of the logit table"},
 };
 
 struct Model {
     int64_t text_tokens, audio_tokens, hidden_size, end_after;
+    double context_weight;
     int64_t vocab;
     int32_t audio_start, end_token;
     int64_t audio_offset;
     std::vector<float> table;  // [vocab, vocab]
 };
 
+// What the cache holds per position.
+struct CacheEntry {
+    uint64_t state;       // rolling hash of the context up to here
+    int64_t audio_count;  // audio tokens in the context up to here
+};
+
 struct Session {
     const Model* model;
     int64_t capacity;
-    std::vector<int32_t> committed;
-    std::vector<int32_t> pending_tokens, pending_parents;
+    std::vector<CacheEntry> cache;    // committed positions
+    std::vector<CacheEntry> pending;  // the last forward's nodes
+    std::vector<int32_t> pending_parents;
 };
+
+uint64_t mix(uint64_t x) {
+    x += 0x9e3779b97f4a7c15ULL;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+    return x ^ (x >> 31);
+}
+
+// In [-1, 1): the context term of logit `a` at a position with `state`.
+float context_term(uint64_t state, int64_t a) {
+    return static_cast<float>(mix(state ^ static_cast<uint64_t>(a) * 0x632be59bd9b4e019ULL) >> 11) * 0x1.0p-52f - 1.0f;
+}
 
 cdz_status* fail(cdz_status_code code, const std::string& message) {
     return host->status_create(code, ("test.markov_backbone: " + message).c_str());
@@ -67,18 +90,17 @@ cdz_status* create(const cdz_instance_args* args, void** out_ctx) {
             (status = host->params_get_int(args->params, "hidden_size", &m->hidden_size)) ||
             (status = host->params_get_int(args->params, "end_after", &m->end_after)) ||
             (status = host->params_get_float(args->params, "sharpness", &sharpness)) ||
+            (status = host->params_get_float(args->params, "context_weight", &m->context_weight)) ||
             (status = host->params_get_int(args->params, "seed", &seed))) {
             delete m;
             return status;
         }
-        m->audio_start = static_cast<int32_t>(m->text_tokens);
-        m->end_token = m->audio_start + 1;
-        m->audio_offset = m->end_token + 1;
-        m->vocab = m->audio_offset + m->audio_tokens;
-        m->table.resize(static_cast<size_t>(m->vocab * m->vocab));
-        std::mt19937_64 generator(static_cast<uint64_t>(seed));
-        std::normal_distribution<float> normal(0.0f, static_cast<float>(sharpness));
-        for (auto& logit : m->table) logit = normal(generator);
+        const cadenza::test::MarkovLayout layout{m->text_tokens, m->audio_tokens};
+        m->audio_start = layout.audio_start();
+        m->end_token = layout.end_token();
+        m->audio_offset = layout.audio_offset();
+        m->vocab = layout.vocab();
+        m->table = cadenza::test::markov_table(layout, sharpness, seed);
         *out_ctx = m;
         return nullptr;
     });
@@ -103,7 +125,9 @@ cdz_status* get_info(void* ctx, cdz_backbone_info* out) {
 
 cdz_status* session_create(void* ctx, int64_t capacity, void** out_session) {
     return guarded([&]() -> cdz_status* {
-        *out_session = new Session{static_cast<const Model*>(ctx), capacity, {}, {}, {}};
+        auto* session = new Session{static_cast<const Model*>(ctx), capacity, {}, {}, {}};
+        session->cache.reserve(static_cast<size_t>(capacity));
+        *out_session = session;
         return nullptr;
     });
 }
@@ -116,34 +140,38 @@ cdz_status* session_forward(void* raw, const cdz_token_tree* tree, int want_hidd
         const Model& m = *s->model;
         const int32_t n = tree->node_count;
         if (n <= 0) return fail(CDZ_STATUS_INVALID_ARGUMENT, "empty tree");
-        if (static_cast<int64_t>(s->committed.size()) + n > s->capacity)
+        if (static_cast<int64_t>(s->cache.size()) + n > s->capacity)
             return fail(CDZ_STATUS_INVALID_ARGUMENT, "the tree does not fit the cache");
-        int64_t committed_audio = 0;
-        for (int32_t token : s->committed) committed_audio += is_audio(m, token);
+        for (int32_t i = 0; i < n; ++i)
+            if (tree->parents[i] < -1 || tree->parents[i] >= i || tree->tokens[i] < 0 || tree->tokens[i] >= m.vocab)
+                return fail(CDZ_STATUS_INVALID_ARGUMENT, "malformed tree at node " + std::to_string(i));
+        const CacheEntry root = s->cache.empty() ? CacheEntry{0x5eed, 0} : s->cache.back();
         const int64_t logits_shape[2] = {n, m.vocab};
         DLManagedTensor* logits = host->tensor_create_cpu(DLDataType{kDLFloat, 32, 1}, logits_shape, 2);
         const int64_t hidden_shape[2] = {n, m.hidden_size};
         DLManagedTensor* hidden = want_hidden ? host->tensor_create_cpu(DLDataType{kDLFloat, 32, 1}, hidden_shape, 2) : nullptr;
-        std::vector<int64_t> audio_in_context(n);
+        if (!logits || (want_hidden && !hidden)) {
+            if (logits) logits->deleter(logits);
+            if (hidden) hidden->deleter(hidden);
+            return fail(CDZ_STATUS_OUT_OF_MEMORY, "out of memory");
+        }
+        s->pending.resize(static_cast<size_t>(n));
         for (int32_t i = 0; i < n; ++i) {
-            const int32_t parent = tree->parents[i];
             const int32_t token = tree->tokens[i];
-            if (parent < -1 || parent >= i || token < 0 || token >= m.vocab) {
-                logits->deleter(logits);
-                if (hidden) hidden->deleter(hidden);
-                return fail(CDZ_STATUS_INVALID_ARGUMENT, "malformed tree at node " + std::to_string(i));
-            }
-            audio_in_context[i] = (parent < 0 ? committed_audio : audio_in_context[parent]) + is_audio(m, token);
+            const CacheEntry& parent = tree->parents[i] < 0 ? root : s->pending[tree->parents[i]];
+            CacheEntry& entry = s->pending[i];
+            entry.state = mix(parent.state ^ static_cast<uint64_t>(token));
+            entry.audio_count = parent.audio_count + is_audio(m, token);
             float* row = static_cast<float*>(logits->dl_tensor.data) + static_cast<size_t>(i) * m.vocab;
-            std::memcpy(row, m.table.data() + static_cast<size_t>(token) * m.vocab, sizeof(float) * m.vocab);
-            row[m.end_token] = audio_in_context[i] >= m.end_after ? 50.0f : -50.0f;
+            const float* table_row = m.table.data() + static_cast<size_t>(token) * m.vocab;
+            for (int64_t a = 0; a < m.vocab; ++a)
+                row[a] = table_row[a] + static_cast<float>(m.context_weight) * context_term(entry.state, a);
+            row[m.end_token] = entry.audio_count >= m.end_after ? 50.0f : -50.0f;
             if (hidden) {
                 float* h = static_cast<float*>(hidden->dl_tensor.data) + static_cast<size_t>(i) * m.hidden_size;
-                for (int64_t d = 0; d < m.hidden_size; ++d)
-                    h[d] = std::sin(0.1f * static_cast<float>(token * (d + 1))) + 0.01f * static_cast<float>(audio_in_context[i]);
+                for (int64_t d = 0; d < m.hidden_size; ++d) h[d] = context_term(entry.state, d);
             }
         }
-        s->pending_tokens.assign(tree->tokens, tree->tokens + n);
         s->pending_parents.assign(tree->parents, tree->parents + n);
         out->logits = logits;
         out->hidden = hidden;
@@ -156,26 +184,27 @@ cdz_status* session_commit(void* raw, const int32_t* path, int32_t length) {
     int32_t expected_parent = -1;
     for (int32_t k = 0; k < length; ++k) {
         const int32_t node = path[k];
-        if (node < 0 || node >= static_cast<int32_t>(s->pending_tokens.size()) || s->pending_parents[node] != expected_parent)
+        if (node < 0 || node >= static_cast<int32_t>(s->pending.size()) || s->pending_parents[node] != expected_parent)
             return fail(CDZ_STATUS_INVALID_ARGUMENT, "commit path is not a root-to-leaf path of the last tree");
         expected_parent = node;
     }
-    for (int32_t k = 0; k < length; ++k) s->committed.push_back(s->pending_tokens[path[k]]);
-    s->pending_tokens.clear();
+    // Compaction: the path's cache entries move into place; nothing is recomputed.
+    for (int32_t k = 0; k < length; ++k) s->cache.push_back(s->pending[path[k]]);
+    s->pending.clear();
     s->pending_parents.clear();
     return nullptr;
 }
 
 cdz_status* session_rewind(void* raw, int64_t length) {
     auto* s = static_cast<Session*>(raw);
-    if (length < 0 || length > static_cast<int64_t>(s->committed.size()))
+    if (length < 0 || length > static_cast<int64_t>(s->cache.size()))
         return fail(CDZ_STATUS_INVALID_ARGUMENT, "rewind beyond the committed prefix");
-    s->committed.resize(static_cast<size_t>(length));
+    s->cache.resize(static_cast<size_t>(length));
     return nullptr;
 }
 
 cdz_status* session_length(void* raw, int64_t* out) {
-    *out = static_cast<int64_t>(static_cast<Session*>(raw)->committed.size());
+    *out = static_cast<int64_t>(static_cast<Session*>(raw)->cache.size());
     return nullptr;
 }
 

@@ -213,4 +213,55 @@ TEST(EmbeddingApi, ACodecThatDisagreesWithTheBackboneIsRefusedAtLoad) {
         << message_of(status);
 }
 
+const std::string drafter_table = "[draft]\nplugin = \"test.markov_drafter\"\nend_after = 60\n";
+
+int64_t passes_of(cdz_pipeline* pipeline, cdz_stats& stats) {
+    stats = cdz_stats{};
+    stats.struct_size = sizeof(stats);
+    Status status(cdz_pipeline_get_stats(pipeline, &stats));
+    EXPECT_EQ(status, nullptr) << message_of(status);
+    return stats.target_passes;
+}
+
+TEST(EmbeddingApi, GreedySpeculativeDecodingEqualsGreedyDecodingInFewerPasses) {
+    Pipeline plain = load(doubles_pipeline("", "temperature = 0"));
+    Pipeline chain = load(doubles_pipeline(drafter_table + "depth = 4\n[acceptor]\nplugin = \"example.argmax_acceptor\"\n",
+                                           "temperature = 0"));
+    Pipeline tree = load(doubles_pipeline(drafter_table + "depth = 3\nbranching = 2\nnoise = 2.0\n"
+                                          "[acceptor]\nplugin = \"example.argmax_acceptor\"\n", "temperature = 0"));
+    ASSERT_TRUE(plain && chain && tree);
+    const auto reference = synthesize(plain.get(), "Speculate.", 1);
+    cdz_stats plain_stats{}, chain_stats{}, tree_stats{};
+    const int64_t plain_passes = passes_of(plain.get(), plain_stats);
+    EXPECT_EQ(synthesize(chain.get(), "Speculate.", 1), reference);
+    EXPECT_LT(passes_of(chain.get(), chain_stats), plain_passes);
+    EXPECT_EQ(synthesize(tree.get(), "Speculate.", 1), reference);
+    EXPECT_LT(passes_of(tree.get(), tree_stats), plain_passes);
+    EXPECT_GT(chain_stats.mean_accepted_length, 1.0);
+    EXPECT_GT(tree_stats.mean_accepted_length, 1.0);
+    EXPECT_EQ(chain_stats.tokens_generated, plain_stats.tokens_generated);
+    EXPECT_EQ(chain_stats.draft_passes, chain_stats.steps);
+    ASSERT_EQ(chain_stats.position_count, 4);
+    for (int d = 1; d < 4; ++d) EXPECT_LE(chain_stats.acceptance_rate[d], 1.0);
+}
+
+TEST(EmbeddingApi, ADrafterThatAsksForHiddenStatesGetsThem) {
+    Pipeline pipeline = load(doubles_pipeline(drafter_table + "needs_hidden = true\n"
+                                              "[acceptor]\nplugin = \"example.argmax_acceptor\"\n"));
+    ASSERT_TRUE(pipeline);
+    EXPECT_EQ(synthesize(pipeline.get(), "Hidden.", 5).size(), 60u * 320u);
+}
+
+TEST(EmbeddingApi, ADraftWithoutAnAcceptorIsRefused) {
+    const std::string doubles = std::string(TEST_PLUGIN_DIR) + "/doubles";
+    const char* paths[] = {doubles.c_str()};
+    cdz_pipeline_params params = cdz_pipeline_default_params();
+    params.plugin_paths = paths;
+    params.plugin_path_count = 1;
+    cdz_pipeline* pipeline = nullptr;
+    Status status(cdz_pipeline_load_string(doubles_pipeline(drafter_table).c_str(), nullptr, &params, &pipeline));
+    ASSERT_NE(status, nullptr);
+    EXPECT_NE(message_of(status).find("[draft] needs an [acceptor]"), std::string::npos) << message_of(status);
+}
+
 }  // namespace
