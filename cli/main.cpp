@@ -5,6 +5,9 @@
 
 #include <CLI/CLI.hpp>
 
+#include "bench_command.h"
+#include "build_groups_command.h"
+#include "build_transitions_command.h"
 #include "command.h"
 #include "doctor_command.h"
 #include "exit_codes.h"
@@ -24,6 +27,9 @@ int main(int argc, char** argv) {
     commands.push_back(add_plugins_command(app));
     commands.push_back(add_validate_command(app));
     commands.push_back(add_doctor_command(app));
+    commands.push_back(add_build_groups_command(app));
+    commands.push_back(add_build_transitions_command(app));
+    commands.push_back(add_bench_command(app));
 
     try {
         app.parse(argc, argv);

@@ -51,4 +51,25 @@ void DecodingStats::fill(cdz_stats& out) const {
     std::memcpy(&out, &full, std::min<size_t>(out.struct_size, sizeof(cdz_stats)));
 }
 
+void DecodingStats::add(const DecodingStats& other) {
+    draft_seconds += other.draft_seconds;
+    verify_seconds += other.verify_seconds;
+    accept_seconds += other.accept_seconds;
+    wall_seconds += other.wall_seconds;
+    audio_seconds += other.audio_seconds;
+    tokens_ += other.tokens_;
+    steps_ += other.steps_;
+    accepted_drafts_ += other.accepted_drafts_;
+    target_passes_ += other.target_passes_;
+    draft_passes_ += other.draft_passes_;
+    if (offered_at_depth_.size() < other.offered_at_depth_.size()) {
+        offered_at_depth_.resize(other.offered_at_depth_.size(), 0);
+        accepted_at_depth_.resize(other.accepted_at_depth_.size(), 0);
+    }
+    for (size_t d = 0; d < other.offered_at_depth_.size(); ++d) {
+        offered_at_depth_[d] += other.offered_at_depth_[d];
+        accepted_at_depth_[d] += other.accepted_at_depth_[d];
+    }
+}
+
 }  // namespace cadenza

@@ -30,6 +30,12 @@ public:
 
     void fill(cdz_stats& out) const;
 
+    // Adds another run's counts and times to these (benchmarks sum runs).
+    void add(const DecodingStats& other);
+
+    int64_t target_passes() const { return target_passes_; }
+    int64_t draft_passes() const { return draft_passes_; }
+
 private:
     int64_t tokens_ = 0;
     int64_t steps_ = 0;

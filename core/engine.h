@@ -19,6 +19,8 @@
 
 namespace cadenza {
 
+struct EngineStages;
+
 struct SynthesisRequest {
     std::string text;
     std::optional<uint64_t> seed;       // the pipeline's seed when empty
@@ -39,14 +41,28 @@ public:
     // callback cancelled.
     std::vector<float> synthesize(const SynthesisRequest& request);
 
+    // What one backbone pass costs for `sizes` tokens, and one drafter
+    // proposal, measured on this machine (median of `repeats`).
+    struct CostProfile {
+        std::vector<int> sizes;
+        std::vector<double> verify_seconds;  // per size
+        double draft_seconds = 0.0;          // one proposal; 0 without a drafter
+        int32_t draft_depth = 0;
+        int32_t draft_nodes = 0;
+    };
+    CostProfile measure_costs(const std::vector<int>& sizes, int repeats);
+
+    bool has_drafter() const;
+    int32_t draft_max_nodes() const;  // 0 without a drafter
+    bool verifies_drafts() const;
+
     const PipelineConfig& config() const { return config_; }
     const DecodingStats& stats() const { return stats_; }
     uint32_t sample_rate() const;
 
 private:
-    struct Stages;
     PipelineConfig config_;
-    std::unique_ptr<Stages> stages_;
+    std::unique_ptr<EngineStages> stages_;
     DecodingStats stats_;
 };
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <numeric>
 #include <string>
 #include <vector>
@@ -22,6 +23,18 @@ void sampling_probabilities(const cdz_sampling& sampling, const float* logits, f
                     "top_p must be in (0, 1], got " + std::to_string(sampling.top_p));
     if (sampling.top_k < 0)
         throw Error(CDZ_STATUS_INVALID_ARGUMENT, "top_k must be >= 0");
+
+    // Restriction to the allowed tokens, by copying only their logits.
+    std::vector<float> restricted;
+    if (sampling.struct_size >= sizeof(cdz_sampling) && sampling.allowed_end > 0) {
+        if (sampling.allowed_begin < 0 || sampling.allowed_begin >= sampling.allowed_end || sampling.allowed_end > count ||
+            sampling.allowed_extra >= count)
+            throw Error(CDZ_STATUS_INVALID_ARGUMENT, "sampling: the allowed token range does not fit the vocabulary");
+        restricted.assign(static_cast<size_t>(count), -std::numeric_limits<float>::infinity());
+        std::copy(logits + sampling.allowed_begin, logits + sampling.allowed_end, restricted.begin() + sampling.allowed_begin);
+        if (sampling.allowed_extra >= 0) restricted[sampling.allowed_extra] = logits[sampling.allowed_extra];
+        logits = restricted.data();
+    }
 
     if (sampling.temperature == 0.0) {
         const int64_t best = std::max_element(logits, logits + count) - logits;
@@ -68,6 +81,15 @@ void sampling_probabilities(const cdz_sampling& sampling, const float* logits, f
 
     const double scale = 1.0 / total;
     for (int64_t i = 0; i < count; ++i) probabilities[i] = static_cast<float>(probabilities[i] * scale);
+}
+
+cdz_sampling restrict_sampling(const cdz_sampling& sampling, int64_t begin, int64_t end, int64_t extra) {
+    cdz_sampling restricted = sampling;
+    restricted.struct_size = sizeof(cdz_sampling);
+    restricted.allowed_begin = begin;
+    restricted.allowed_end = end;
+    restricted.allowed_extra = extra;
+    return restricted;
 }
 
 int64_t sample_index(cdz_rng& rng, const float* probabilities, int64_t count) {

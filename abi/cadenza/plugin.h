@@ -99,6 +99,12 @@ typedef struct cdz_sampling {
     double temperature; /* 0: greedy, the distribution is one-hot at the argmax */
     int64_t top_k;      /* 0: off */
     double top_p;       /* 1: off */
+    /* Tokens the synthesis may emit: [allowed_begin, allowed_end) (the
+     * backbone's audio range) and allowed_extra (its end token; -1: none).
+     * Every other token gets no mass. allowed_end = 0: no restriction. */
+    int64_t allowed_begin;
+    int64_t allowed_end;
+    int64_t allowed_extra;
 } cdz_sampling;
 
 typedef struct cdz_host_api {
@@ -268,7 +274,8 @@ typedef struct cdz_backbone_vtable {
     void (*session_destroy)(void* session);
 
     /* Evaluates every node of the tree after the committed prefix in one
-     * pass. The nodes stay pending until session_commit. */
+     * pass. The nodes stay pending until session_commit; another forward
+     * before that replaces them. */
     cdz_status* (*session_forward)(void* session, const cdz_token_tree* tree, int want_hidden,
                                    cdz_backbone_output* out);
     /* Keeps the given nodes of the last forward (a root-to-leaf path, in

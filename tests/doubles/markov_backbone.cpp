@@ -9,11 +9,13 @@
 #include <cmath>
 #include <cstring>
 #include <exception>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "cadenza/plugin.h"
 #include "markov_table.h"
+#include "simulated_weights.h"
 
 namespace {
 
@@ -26,6 +28,8 @@ const cdz_param_spec params[] = {
     {"end_after", CDZ_PARAM_INT, "40", 1, 1, 100000, nullptr, "audio tokens before the end token dominates"},
     {"sharpness", CDZ_PARAM_FLOAT, "3.0", 1, 0, 100, nullptr, "scale of the random logits"},
     {"context_weight", CDZ_PARAM_FLOAT, "0.5", 1, 0, 100, nullptr, "scale of the context-dependent term"},
+    {"weight_megabytes", CDZ_PARAM_FLOAT, "0.0", 1, 0, 4096, nullptr,
+     "weights streamed per forward pass, to cost like a memory-bound model (benchmarks)"},
     {"seed", CDZ_PARAM_INT, "7", 1, 0, 1e9, nullptr, "seed of the logit table"},
 };
 
@@ -36,6 +40,7 @@ struct Model {
     int32_t audio_start, end_token;
     int64_t audio_offset;
     std::vector<float> table;  // [vocab, vocab]
+    std::unique_ptr<cadenza::test::SimulatedWeights> weights;
 };
 
 // What the cache holds per position.
@@ -82,7 +87,7 @@ bool is_audio(const Model& m, int32_t token) { return token >= m.audio_offset &&
 cdz_status* create(const cdz_instance_args* args, void** out_ctx) {
     return guarded([&]() -> cdz_status* {
         auto* m = new Model{};
-        double sharpness = 0;
+        double sharpness = 0, weight_megabytes = 0;
         int64_t seed = 0;
         cdz_status* status = nullptr;
         if ((status = host->params_get_int(args->params, "text_tokens", &m->text_tokens)) ||
@@ -91,7 +96,8 @@ cdz_status* create(const cdz_instance_args* args, void** out_ctx) {
             (status = host->params_get_int(args->params, "end_after", &m->end_after)) ||
             (status = host->params_get_float(args->params, "sharpness", &sharpness)) ||
             (status = host->params_get_float(args->params, "context_weight", &m->context_weight)) ||
-            (status = host->params_get_int(args->params, "seed", &seed))) {
+            (status = host->params_get_int(args->params, "seed", &seed)) ||
+            (status = host->params_get_float(args->params, "weight_megabytes", &weight_megabytes))) {
             delete m;
             return status;
         }
@@ -101,6 +107,7 @@ cdz_status* create(const cdz_instance_args* args, void** out_ctx) {
         m->audio_offset = layout.audio_offset();
         m->vocab = layout.vocab();
         m->table = cadenza::test::markov_table(layout, sharpness, seed);
+        m->weights = std::make_unique<cadenza::test::SimulatedWeights>(weight_megabytes);
         *out_ctx = m;
         return nullptr;
     });
@@ -155,6 +162,7 @@ cdz_status* session_forward(void* raw, const cdz_token_tree* tree, int want_hidd
             if (hidden) hidden->deleter(hidden);
             return fail(CDZ_STATUS_OUT_OF_MEMORY, "out of memory");
         }
+        m.weights->apply(n);
         s->pending.resize(static_cast<size_t>(n));
         for (int32_t i = 0; i < n; ++i) {
             const int32_t token = tree->tokens[i];

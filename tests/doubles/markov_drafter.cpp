@@ -5,12 +5,14 @@
 // per node, each node's children drawn i.i.d. from the distribution after it.
 #include <cmath>
 #include <exception>
+#include <memory>
 #include <new>
 #include <string>
 #include <vector>
 
 #include "cadenza/plugin.h"
 #include "markov_table.h"
+#include "simulated_weights.h"
 
 namespace {
 
@@ -28,6 +30,8 @@ const cdz_param_spec params[] = {
     {"needs_hidden", CDZ_PARAM_BOOL, "false", 0, 0, 0, nullptr,
      "ask for the target's hidden state and check that it arrives"},
     {"hidden_size", CDZ_PARAM_INT, "8", 1, 1, 1024, nullptr, "the hidden width to expect"},
+    {"weight_megabytes", CDZ_PARAM_FLOAT, "0.0", 1, 0, 4096, nullptr,
+     "weights streamed per draft level, to cost like a small model (benchmarks)"},
 };
 
 struct Drafter {
@@ -36,6 +40,7 @@ struct Drafter {
     bool needs_hidden;
     std::vector<float> table;
     cdz_rng* rng;
+    std::unique_ptr<cadenza::test::SimulatedWeights> weights;
 };
 
 struct Session {
@@ -51,7 +56,7 @@ cdz_status* fail(cdz_status_code code, const std::string& message) {
 cdz_status* create(const cdz_instance_args* args, void** out_ctx) {
     try {
         auto* d = new Drafter{};
-        double sharpness = 0, noise = 0;
+        double sharpness = 0, noise = 0, weight_megabytes = 0;
         int64_t seed = 0;
         int needs_hidden = 0;
         cdz_status* status = nullptr;
@@ -64,13 +69,15 @@ cdz_status* create(const cdz_instance_args* args, void** out_ctx) {
             (status = host->params_get_int(args->params, "depth", &d->depth)) ||
             (status = host->params_get_int(args->params, "branching", &d->branching)) ||
             (status = host->params_get_bool(args->params, "needs_hidden", &needs_hidden)) ||
-            (status = host->params_get_int(args->params, "hidden_size", &d->hidden_size))) {
+            (status = host->params_get_int(args->params, "hidden_size", &d->hidden_size)) ||
+            (status = host->params_get_float(args->params, "weight_megabytes", &weight_megabytes))) {
             delete d;
             return status;
         }
         d->needs_hidden = needs_hidden != 0;
         d->table = cadenza::test::markov_table(d->layout, sharpness, seed, noise);
         d->rng = args->rng;
+        d->weights = std::make_unique<cadenza::test::SimulatedWeights>(weight_megabytes);
         *out_ctx = d;
         return nullptr;
     } catch (const std::exception& e) {
@@ -132,6 +139,7 @@ cdz_status* propose(void* raw, const cdz_draft_input* in, cdz_draft_output* out)
         for (int64_t level = 0; level < d.depth; ++level) {
             std::vector<int32_t> next;
             std::vector<int64_t> next_audio;
+            d.weights->apply(static_cast<int64_t>(frontier.size()));
             for (size_t f = 0; f < frontier.size(); ++f) {
                 const int32_t parent = frontier[f];
                 const int32_t last = parent < 0 ? in->tokens[in->token_count - 1] : s->tokens[parent];

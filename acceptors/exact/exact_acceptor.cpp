@@ -1,0 +1,180 @@
+// acceptor.exact: standard speculative sampling (Leviathan et al. 2023,
+// Chen et al. 2023), extended to token trees by recursive rejection sampling
+// over siblings (SpecInfer, Miao et al. 2024; multi-draft speculative
+// sampling). The emitted tokens are distributed exactly as the target's.
+//
+// One level of the walk, at the current node (the committed prefix first):
+//   r <- the target's distribution after the node
+//   for each child c of the node, in node-index order:
+//       x = token of c, q = the distribution c was drawn from (draft row c,
+//       or one-hot at x when the drafter sent no probabilities)
+//       accept c with probability min(1, r(x) / q(x)): descend into c
+//       otherwise r <- norm(max(0, r - q))   (kept as is if that is all zero)
+//   no child accepted (or none exists): emit one token sampled from r and stop.
+// A walk that reaches a leaf emits the target's "bonus" token after it.
+//
+// Why this keeps the target's distribution on trees: a single draft x ~ q,
+// accepted with probability min(1, r(x)/q(x)) and otherwise replaced by a
+// sample of norm(max(0, r - q)), yields a sample of r. Sibling j+1 is drawn
+// from its own row independently of how sibling j was judged, so "try the
+// next sibling against the residual" is that same step applied to the
+// residual, and by induction over the siblings the level yields a sample of
+// the target's distribution. This holds whether siblings were drawn i.i.d.
+// (with replacement) or each from a row that already excludes the earlier
+// siblings (without replacement), as long as row c is the distribution c was
+// actually drawn from; with greedy drafts (no rows) q is one-hot and the
+// residual is the target with the rejected tokens removed.
+//
+// Random numbers, in this order (acceptor.bias consumes them identically,
+// so that with beta = 0 both give the same outputs for the same stream):
+//   1. for each child tried, in the order above: one host->rng_uniform u,
+//      accept iff u < min(1, r(x) / q(x));
+//   2. at the level where the walk stops: one host->sample_index over r.
+// Arithmetic, also shared with acceptor.bias: r and q are divided by their
+// own sums taken in double in index order; the residual is computed in
+// double per entry, stored as float, and its sum taken the same way.
+#include <cstdint>
+#include <memory>
+#include <utility>
+#include <vector>
+
+#include "cadenza/plugin.h"
+#include "common/acceptor_support.h"
+
+namespace cadenza::acceptors::exact {
+namespace {
+
+constexpr const char* plugin_name = "acceptor.exact";
+
+const cdz_host_api* g_host = nullptr;  // set once by cdz_plugin_entry
+
+struct ExactAcceptor {
+    cdz_rng* rng = nullptr;
+    // Residual scratch: two rows, reused across calls.
+    std::vector<float> scratch[2];
+};
+
+// min(1, p / q) for normalized probabilities; q = 0 (a draft its own
+// distribution calls impossible) accepts whenever the target allows it.
+double acceptance_probability(double p, double q) {
+    if (q <= 0.0) return p > 0.0 ? 1.0 : 0.0;
+    const double ratio = p / q;
+    return ratio < 1.0 ? ratio : 1.0;
+}
+
+void run_accept(ExactAcceptor& self, const cdz_accept_input& in, cdz_accept_output& out) {
+    const cdz_token_tree& tree = *in.tree;
+    const int64_t vocab = in.vocab_size;
+    const int32_t n = tree.node_count;
+    for (auto& row : self.scratch)
+        if (static_cast<int64_t>(row.size()) < vocab) row.resize(static_cast<size_t>(vocab));
+
+    int32_t current = -1;  // the node whose children are judged; -1: the prefix
+    for (;;) {
+        // The level's distribution starts as the target row after `current`;
+        // it points into a scratch row once a rejection has updated it.
+        const float* residual = in.target_probabilities + static_cast<int64_t>(current + 1) * vocab;
+        double residual_mass = row_mass(residual, vocab, "target", current + 1);
+        int which_scratch = 0;
+
+        int32_t accepted = -1;
+        for (int32_t child = current + 1; child < n && accepted < 0; ++child) {
+            if (tree.parents[child] != current) continue;
+            const int32_t x = tree.tokens[child];
+            const float* draft = in.draft_probabilities ? in.draft_probabilities + static_cast<int64_t>(child) * vocab
+                                                        : nullptr;
+            const double draft_mass = draft ? row_mass(draft, vocab, "draft", child) : 1.0;
+            // q(i): the child's draft distribution, one-hot at x without one.
+            auto q = [&](int64_t i) { return draft ? draft[i] / draft_mass : (i == x ? 1.0 : 0.0); };
+
+            const double u = g_host->rng_uniform(self.rng);
+            if (u < acceptance_probability(residual[x] / residual_mass, q(x))) {
+                accepted = child;
+                break;
+            }
+            // Rejected: r <- norm(max(0, r - q)), unless that has no mass left
+            // (only through rounding, since then r = q and x was accepted).
+            float* next = self.scratch[which_scratch].data();
+            double next_mass = 0.0;
+            for (int64_t i = 0; i < vocab; ++i) {
+                const double difference = residual[i] / residual_mass - q(i);
+                next[i] = difference > 0.0 ? static_cast<float>(difference) : 0.0f;
+                next_mass += next[i];
+            }
+            if (next_mass > 0.0) {
+                residual = next;
+                residual_mass = next_mass;
+                which_scratch ^= 1;
+            }
+        }
+
+        if (accepted < 0) {
+            // Correction (after rejections) or bonus (no child to judge).
+            const int64_t token = g_host->sample_index(self.rng, residual, vocab);
+            if (token < 0 || token >= vocab) fail(CDZ_STATUS_INTERNAL, "the host's sample_index failed");
+            out.emitted_tokens[out.emitted_count++] = static_cast<int32_t>(token);
+            return;
+        }
+        out.accepted_nodes[out.accepted_count++] = accepted;
+        out.emitted_tokens[out.emitted_count++] = tree.tokens[accepted];
+        current = accepted;
+    }
+}
+
+cdz_status* create(const cdz_instance_args* args, void** out_ctx) noexcept {
+    const cdz_host_api* host = args && args->host ? args->host : g_host;
+    return guarded(host, plugin_name, [&] {
+        if (!args || !out_ctx) invalid("args or out_ctx is NULL");
+        *out_ctx = nullptr;
+        if (!args->rng) invalid("no random stream in the instance args");
+        auto self = std::make_unique<ExactAcceptor>();
+        self->rng = args->rng;
+        *out_ctx = self.release();
+    });
+}
+
+void destroy(void* ctx) noexcept { delete static_cast<ExactAcceptor*>(ctx); }
+
+cdz_status* get_info(void* ctx, cdz_acceptor_info* out) noexcept {
+    return guarded(g_host, plugin_name, [&] {
+        if (!ctx || !out) invalid("ctx or out is NULL");
+        out->needs_target = 1;
+        out->needs_draft_probabilities = 1;
+    });
+}
+
+cdz_status* accept(void* ctx, const cdz_accept_input* in, cdz_accept_output* out) noexcept {
+    return guarded(g_host, plugin_name, [&] {
+        if (!ctx) invalid("the acceptor instance is NULL");
+        check_accept_call(in, out, true);
+        run_accept(*static_cast<ExactAcceptor*>(ctx), *in, *out);
+    });
+}
+
+const cdz_acceptor_vtable vtable = {
+    sizeof(cdz_acceptor_vtable), create, destroy, get_info, accept,
+};
+
+const cdz_plugin_descriptor descriptor = {
+    sizeof(cdz_plugin_descriptor),
+    CDZ_PLUGIN_ABI_MAJOR,
+    CDZ_PLUGIN_ABI_MINOR,
+    plugin_name,
+    CDZ_PLUGIN_KIND_ACCEPTOR,
+    "1.0.0",
+    "standard speculative sampling with recursive rejection over siblings: output distributed as the target's",
+    nullptr,
+    0,
+    sizeof(cdz_param_spec),
+    &vtable,
+};
+
+const cdz_plugin_descriptor* const descriptors[] = {&descriptor};
+
+}  // namespace
+}  // namespace cadenza::acceptors::exact
+
+extern "C" CDZ_PLUGIN_EXPORT cdz_status* cdz_plugin_entry(const cdz_host_api* host, cdz_plugin_list* out) {
+    using namespace cadenza::acceptors::exact;
+    return cadenza::acceptors::enter_plugin(host, out, descriptors, plugin_name, &g_host);
+}

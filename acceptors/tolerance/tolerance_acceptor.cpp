@@ -1,0 +1,233 @@
+// acceptor.tolerance: the tolerance mechanism of VADUSA (Li et al., ICASSP
+// 2025) for MEDUSA-style draft trees.
+//
+// MEDUSA verification accepts a draft child when its token equals the
+// "correct token" the target samples once after the child's parent. VADUSA
+// lets the target sample tau times: a child is accepted when its token equals
+// any of the tau samples, so up to tau children of a node pass. Among all
+// accepted root-to-leaf paths the one with the largest product of target
+// probabilities is kept, which both lengthens the accepted runs and prefers
+// likely continuations. Draft probabilities play no part.
+//
+// Precisely, per call:
+//   - a node is "open" when it is the committed prefix or an accepted node;
+//     for every open node with children, tau tokens are sampled from the
+//     target row after it, and each child whose token is among them is
+//     accepted;
+//   - the candidate paths end at accepted nodes none of whose children is
+//     accepted (a prefix of a path is never preferred over the path: its
+//     larger product only reflects that it is shorter);
+//   - the kept path maximizes the product of p(token | parent) along it,
+//     ties going to the longer path, then to the lower leaf index; with no
+//     accepted child of the prefix the path is empty;
+//   - the emitted tokens are the path's, then one token sampled from the
+//     target row after the path's last node (row 0 for an empty path).
+// At temperature 0 the rows are one-hot and tau = 1 is argmax matching.
+//
+// Random numbers, in this order: tau host->rng_uniform draws for each open
+// node with children, in node-index order (the prefix first), then one for
+// the emitted token. Each draw picks the first index whose cumulative mass
+// exceeds u times the row's total, as host->sample_index does; the row's
+// cumulative sums are built once so tau draws cost O(vocab + tau log vocab).
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "cadenza/plugin.h"
+#include "common/acceptor_support.h"
+
+namespace cadenza::acceptors::tolerance {
+namespace {
+
+constexpr const char* plugin_name = "acceptor.tolerance";
+
+const cdz_host_api* g_host = nullptr;  // set once by cdz_plugin_entry
+
+// Log-products closer than this are ties (double rounding, not preference).
+constexpr double tie_tolerance = 1e-10;
+
+struct ToleranceAcceptor {
+    cdz_rng* rng = nullptr;
+    int32_t tau = 3;
+    // Scratch kept between calls.
+    std::vector<double> cumulative;    // [vocab]
+    std::vector<int32_t> samples;      // [tau]
+    std::vector<int32_t> first_child;  // [n + 1], index parent + 1; -1: none
+    std::vector<int32_t> next_sibling; // [n]
+    std::vector<uint8_t> accepted;     // [n]
+    std::vector<uint8_t> extended;     // [n]: has an accepted child
+    std::vector<double> log_probability;  // [n]: of the path ending at the node
+    std::vector<int32_t> depth;        // [n]
+    std::vector<int32_t> path;         // [n]
+};
+
+// Builds the cumulative sums of `row` and returns its total.
+double build_cumulative(ToleranceAcceptor& self, const float* row, int64_t vocab, int64_t index) {
+    const double total = row_mass(row, vocab, "target", index);
+    double running = 0.0;
+    for (int64_t i = 0; i < vocab; ++i) {
+        running += row[i];
+        self.cumulative[static_cast<size_t>(i)] = running;
+    }
+    return total;
+}
+
+// One draw from the row whose cumulative sums are in self.cumulative.
+int32_t draw(ToleranceAcceptor& self, int64_t vocab, double total) {
+    const double target = g_host->rng_uniform(self.rng) * total;
+    const auto begin = self.cumulative.begin();
+    const auto end = begin + vocab;
+    // The first index whose cumulative mass exceeds the target has a
+    // positive probability (zero entries do not raise the sum).
+    auto found = std::upper_bound(begin, end, target);
+    if (found == end) {
+        // Rounding put the target at the total: the last index with mass.
+        found = std::lower_bound(begin, end, self.cumulative[static_cast<size_t>(vocab - 1)]);
+    }
+    return static_cast<int32_t>(found - begin);
+}
+
+void run_accept(ToleranceAcceptor& self, const cdz_accept_input& in, cdz_accept_output& out) {
+    const cdz_token_tree& tree = *in.tree;
+    const int64_t vocab = in.vocab_size;
+    const int32_t n = tree.node_count;
+    const size_t nodes = static_cast<size_t>(n);
+    if (self.cumulative.size() < static_cast<size_t>(vocab)) self.cumulative.resize(static_cast<size_t>(vocab));
+    self.samples.resize(static_cast<size_t>(self.tau));
+    self.first_child.assign(nodes + 1, -1);
+    self.next_sibling.assign(nodes, -1);
+    self.accepted.assign(nodes, 0);
+    self.extended.assign(nodes, 0);
+    self.log_probability.assign(nodes, 0.0);
+    self.depth.assign(nodes, 0);
+
+    // Children lists in node-index order.
+    for (int32_t i = n - 1; i >= 0; --i) {
+        const size_t slot = static_cast<size_t>(tree.parents[i] + 1);
+        self.next_sibling[static_cast<size_t>(i)] = self.first_child[slot];
+        self.first_child[slot] = i;
+    }
+
+    // Open nodes in node-index order: a node's children all come after it,
+    // so its acceptance is settled before it is reached.
+    for (int32_t open = -1; open < n; ++open) {
+        if (open >= 0 && !self.accepted[static_cast<size_t>(open)]) continue;
+        const int32_t first = self.first_child[static_cast<size_t>(open + 1)];
+        if (first < 0) continue;
+        const float* row = in.target_probabilities + static_cast<int64_t>(open + 1) * vocab;
+        const double total = build_cumulative(self, row, vocab, open + 1);
+        for (int32_t k = 0; k < self.tau; ++k) self.samples[static_cast<size_t>(k)] = draw(self, vocab, total);
+        for (int32_t child = first; child >= 0; child = self.next_sibling[static_cast<size_t>(child)]) {
+            const int32_t token = tree.tokens[child];
+            if (std::find(self.samples.begin(), self.samples.end(), token) == self.samples.end()) continue;
+            const size_t c = static_cast<size_t>(child);
+            self.accepted[c] = 1;
+            // The token was sampled, so its probability is positive.
+            self.log_probability[c] = std::log(static_cast<double>(row[token]) / total);
+            if (open >= 0) {
+                const size_t parent = static_cast<size_t>(open);
+                self.log_probability[c] += self.log_probability[parent];
+                self.depth[c] = self.depth[parent] + 1;
+                self.extended[parent] = 1;
+            } else {
+                self.depth[c] = 1;
+            }
+        }
+    }
+
+    // The most probable maximal accepted path; ties: longer, then lower leaf.
+    int32_t leaf = -1;
+    for (int32_t i = 0; i < n; ++i) {
+        const size_t c = static_cast<size_t>(i);
+        if (!self.accepted[c] || self.extended[c]) continue;
+        if (leaf < 0) {
+            leaf = i;
+            continue;
+        }
+        // Products equal but for rounding count as ties.
+        const double difference = self.log_probability[c] - self.log_probability[static_cast<size_t>(leaf)];
+        if (difference > tie_tolerance ||
+            (difference >= -tie_tolerance && self.depth[c] > self.depth[static_cast<size_t>(leaf)]))
+            leaf = i;  // a later index never wins a full tie
+    }
+
+    self.path.clear();
+    for (int32_t node = leaf; node >= 0; node = tree.parents[node]) self.path.push_back(node);
+    std::reverse(self.path.begin(), self.path.end());
+    for (int32_t node : self.path) {
+        out.accepted_nodes[out.accepted_count++] = node;
+        out.emitted_tokens[out.emitted_count++] = tree.tokens[node];
+    }
+    const float* row = in.target_probabilities + static_cast<int64_t>(leaf + 1) * vocab;
+    const double total = build_cumulative(self, row, vocab, leaf + 1);
+    out.emitted_tokens[out.emitted_count++] = draw(self, vocab, total);
+}
+
+const cdz_param_spec params[] = {
+    {"tau", CDZ_PARAM_INT, "3", 1, 1.0, 64.0, nullptr,
+     "target samples per node: a draft is accepted if it matches any of them (1 is MEDUSA's rule)"},
+};
+
+cdz_status* create(const cdz_instance_args* args, void** out_ctx) noexcept {
+    const cdz_host_api* host = args && args->host ? args->host : g_host;
+    return guarded(host, plugin_name, [&] {
+        if (!args || !out_ctx) invalid("args or out_ctx is NULL");
+        *out_ctx = nullptr;
+        if (!args->rng) invalid("no random stream in the instance args");
+        int64_t tau = 0;
+        if (cdz_status* status = host->params_get_int(args->params, "tau", &tau)) throw HostStatus{status};
+        if (tau < 1 || tau > 64) invalid("tau must be in [1, 64], got " + std::to_string(tau));
+        auto self = std::make_unique<ToleranceAcceptor>();
+        self->rng = args->rng;
+        self->tau = static_cast<int32_t>(tau);
+        *out_ctx = self.release();
+    });
+}
+
+void destroy(void* ctx) noexcept { delete static_cast<ToleranceAcceptor*>(ctx); }
+
+cdz_status* get_info(void* ctx, cdz_acceptor_info* out) noexcept {
+    return guarded(g_host, plugin_name, [&] {
+        if (!ctx || !out) invalid("ctx or out is NULL");
+        out->needs_target = 1;
+        out->needs_draft_probabilities = 0;
+    });
+}
+
+cdz_status* accept(void* ctx, const cdz_accept_input* in, cdz_accept_output* out) noexcept {
+    return guarded(g_host, plugin_name, [&] {
+        if (!ctx) invalid("the acceptor instance is NULL");
+        check_accept_call(in, out, true);
+        run_accept(*static_cast<ToleranceAcceptor*>(ctx), *in, *out);
+    });
+}
+
+const cdz_acceptor_vtable vtable = {
+    sizeof(cdz_acceptor_vtable), create, destroy, get_info, accept,
+};
+
+const cdz_plugin_descriptor descriptor = {
+    sizeof(cdz_plugin_descriptor),
+    CDZ_PLUGIN_ABI_MAJOR,
+    CDZ_PLUGIN_ABI_MINOR,
+    plugin_name,
+    CDZ_PLUGIN_KIND_ACCEPTOR,
+    "1.0.0",
+    "VADUSA tolerance: a draft passes if it matches any of tau target samples; the most probable path wins",
+    params,
+    sizeof(params) / sizeof(params[0]),
+    sizeof(cdz_param_spec),
+    &vtable,
+};
+
+const cdz_plugin_descriptor* const descriptors[] = {&descriptor};
+
+}  // namespace
+}  // namespace cadenza::acceptors::tolerance
+
+extern "C" CDZ_PLUGIN_EXPORT cdz_status* cdz_plugin_entry(const cdz_host_api* host, cdz_plugin_list* out) {
+    using namespace cadenza::acceptors::tolerance;
+    return cadenza::acceptors::enter_plugin(host, out, descriptors, plugin_name, &g_host);
+}

@@ -1,0 +1,152 @@
+#include "bench_report.h"
+
+#include <algorithm>
+#include <cmath>
+#include <iomanip>
+#include <sstream>
+
+namespace cadenza::cli {
+namespace {
+
+double decode_seconds(const DecodingStats& stats) {
+    return stats.draft_seconds + stats.verify_seconds + stats.accept_seconds;
+}
+
+std::string fixed(double value, int digits) {
+    std::ostringstream out;
+    out << std::fixed << std::setprecision(digits) << value;
+    return out.str();
+}
+
+std::string percent(double part, double whole) { return whole > 0 ? fixed(100.0 * part / whole, 0) + "%" : "-"; }
+
+}  // namespace
+
+double cost_at(const Engine::CostProfile& costs, double size) {
+    const auto& sizes = costs.sizes;
+    const auto& seconds = costs.verify_seconds;
+    if (sizes.empty()) return 0.0;
+    if (size <= sizes.front()) return seconds.front();
+    for (size_t i = 1; i < sizes.size(); ++i) {
+        if (size <= sizes[i]) {
+            const double t = (size - sizes[i - 1]) / static_cast<double>(sizes[i] - sizes[i - 1]);
+            return seconds[i - 1] + t * (seconds[i] - seconds[i - 1]);
+        }
+    }
+    return seconds.back() * size / sizes.back();
+}
+
+PipelineFigures compute_figures(const PipelineRun& run, const PipelineRun& baseline) {
+    PipelineFigures f;
+    const DecodingStats& s = run.stats;
+    const double seconds = decode_seconds(s);
+    f.tokens_per_second = seconds > 0 ? s.tokens_generated() / seconds : 0.0;
+    const double baseline_seconds = decode_seconds(baseline.stats);
+    const double baseline_rate = baseline_seconds > 0 ? baseline.stats.tokens_generated() / baseline_seconds : 0.0;
+    f.speedup = baseline_rate > 0 ? f.tokens_per_second / baseline_rate : 0.0;
+    f.mean_accepted_length = s.mean_accepted_length();
+    f.target_passes_per_token = s.tokens_generated() ? static_cast<double>(s.target_passes()) / s.tokens_generated() : 0.0;
+    f.real_time_factor = s.wall_seconds > 0 ? s.audio_seconds / s.wall_seconds : 0.0;
+    f.acceptance_by_position = s.acceptance_by_depth();
+
+    const double one = cost_at(run.costs, 1);
+    if (one <= 0) return f;
+    // A verifying step evaluates the pending token and every draft node; a
+    // non-verifying one evaluates the tokens it emitted last time.
+    const double evaluated = run.verifies ? run.costs.draft_nodes + 1.0 : std::max(1.0, f.mean_accepted_length);
+    f.verify_relative_cost = cost_at(run.costs, evaluated) / one;
+    const double depth = run.costs.draft_depth;
+    f.draft_relative_cost = depth > 0 ? run.costs.draft_seconds / depth / one : 0.0;
+    f.ceiling = f.mean_accepted_length / (f.verify_relative_cost + depth * f.draft_relative_cost);
+    f.realized = f.ceiling > 0 ? f.speedup / f.ceiling : 0.0;
+    return f;
+}
+
+void print_bench_table(std::ostream& out, const std::vector<PipelineRun>& runs,
+                       const std::vector<PipelineFigures>& figures, size_t texts) {
+    out << "cadenza bench: " << runs.size() << " pipeline(s), " << texts
+        << " text(s) each, same seeds; speedup is over the first pipeline in this run\n\n";
+    out << std::left << std::setw(22) << "pipeline" << std::right << std::setw(10) << "tokens" << std::setw(10)
+        << "tok/s" << std::setw(9) << "speedup" << std::setw(9) << "mean acc" << std::setw(11) << "passes/tok"
+        << std::setw(8) << "RTF" << std::setw(9) << "ceiling" << std::setw(10) << "realized" << "   time split draft/verify/accept/other"
+        << '\n';
+    for (size_t i = 0; i < runs.size(); ++i) {
+        const auto& s = runs[i].stats;
+        const auto& f = figures[i];
+        const double other = std::max(0.0, s.wall_seconds - s.draft_seconds - s.verify_seconds - s.accept_seconds);
+        out << std::left << std::setw(22) << runs[i].name.substr(0, 21) << std::right << std::setw(10)
+            << s.tokens_generated() << std::setw(10) << fixed(f.tokens_per_second, 1) << std::setw(8)
+            << fixed(f.speedup, 2) << "x" << std::setw(9) << fixed(f.mean_accepted_length, 2) << std::setw(11)
+            << fixed(f.target_passes_per_token, 3) << std::setw(8) << fixed(f.real_time_factor, 1) << std::setw(8)
+            << fixed(f.ceiling, 2) << "x" << std::setw(9) << fixed(100.0 * f.realized, 0) << "%   "
+            << percent(s.draft_seconds, s.wall_seconds) << " / " << percent(s.verify_seconds, s.wall_seconds) << " / "
+            << percent(s.accept_seconds, s.wall_seconds) << " / " << percent(other, s.wall_seconds) << '\n';
+    }
+
+    out << "\nacceptance rate by draft position\n";
+    for (size_t i = 0; i < runs.size(); ++i) {
+        out << "  " << std::left << std::setw(22) << runs[i].name.substr(0, 21);
+        if (figures[i].acceptance_by_position.empty()) out << "(no drafts)";
+        for (double rate : figures[i].acceptance_by_position) out << ' ' << fixed(rate, 3);
+        out << '\n';
+    }
+
+    out << "\ncosts measured on each pipeline's own models (median)\n";
+    for (size_t i = 0; i < runs.size(); ++i) {
+        const auto& c = runs[i].costs;
+        out << "  " << std::left << std::setw(22) << runs[i].name.substr(0, 21) << "target m=";
+        for (size_t k = 0; k < c.sizes.size(); ++k)
+            out << (k ? "," : "") << c.sizes[k] << ":" << fixed(c.verify_seconds[k] * 1e3, 2) << "ms("
+                << fixed(c.verify_seconds[k] / c.verify_seconds[0], 2) << ")";
+        if (runs[i].has_drafter)
+            out << "  draft " << fixed(c.draft_seconds * 1e3, 2) << " ms per proposal of " << c.draft_depth
+                << " level(s), " << c.draft_nodes << " node(s) = " << fixed(figures[i].draft_relative_cost, 3)
+                << " of a target token per level";
+        out << '\n';
+    }
+    out << "\nceiling = mean accepted length / (cost(nodes + 1) / cost(1) + depth * draft / target); "
+           "realized = speedup / ceiling\n";
+}
+
+nlohmann::json bench_json(const std::vector<PipelineRun>& runs, const std::vector<PipelineFigures>& figures,
+                          size_t texts) {
+    nlohmann::json result;
+    result["texts"] = texts;
+    result["baseline"] = runs.empty() ? "" : runs.front().file;
+    for (size_t i = 0; i < runs.size(); ++i) {
+        const auto& r = runs[i];
+        const auto& s = r.stats;
+        const auto& f = figures[i];
+        nlohmann::json costs;
+        costs["sizes"] = r.costs.sizes;
+        std::vector<double> milliseconds;
+        for (double seconds : r.costs.verify_seconds) milliseconds.push_back(seconds * 1e3);
+        costs["target_forward_ms"] = milliseconds;
+        costs["draft_proposal_ms"] = r.costs.draft_seconds * 1e3;
+        costs["draft_depth"] = r.costs.draft_depth;
+        costs["draft_nodes"] = r.costs.draft_nodes;
+        costs["draft_relative_cost_per_level"] = f.draft_relative_cost;
+        costs["verify_relative_cost"] = f.verify_relative_cost;
+        result["pipelines"].push_back({
+            {"file", r.file},
+            {"name", r.name},
+            {"tokens", s.tokens_generated()},
+            {"steps", s.steps()},
+            {"tokens_per_second", f.tokens_per_second},
+            {"speedup", f.speedup},
+            {"mean_accepted_length", f.mean_accepted_length},
+            {"acceptance_by_position", f.acceptance_by_position},
+            {"target_passes_per_token", f.target_passes_per_token},
+            {"audio_seconds", s.audio_seconds},
+            {"real_time_factor", f.real_time_factor},
+            {"seconds", {{"wall", s.wall_seconds}, {"draft", s.draft_seconds}, {"verify", s.verify_seconds},
+                         {"accept", s.accept_seconds}}},
+            {"ceiling", f.ceiling},
+            {"realized", f.realized},
+            {"costs", costs},
+        });
+    }
+    return result;
+}
+
+}  // namespace cadenza::cli

@@ -1,0 +1,49 @@
+// The figures `cadenza bench` reports for each pipeline, the ceiling speedup
+// they imply, and the table and JSON they are printed as.
+#pragma once
+
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "decoding_stats.h"
+#include "engine.h"
+
+namespace cadenza::cli {
+
+struct PipelineRun {
+    std::string file;
+    std::string name;
+    DecodingStats stats;           // summed over every text
+    Engine::CostProfile costs;     // measured on this pipeline's backbone and drafter
+    bool has_drafter = false;
+    bool verifies = true;
+};
+
+struct PipelineFigures {
+    double tokens_per_second = 0;   // generated tokens per second of decoding loop
+    double speedup = 0;             // over the first pipeline, same run
+    double mean_accepted_length = 0;
+    double target_passes_per_token = 0;
+    double real_time_factor = 0;    // audio seconds per wall second
+    std::vector<double> acceptance_by_position;
+    double verify_relative_cost = 1;  // cost(nodes + 1) / cost(1)
+    double draft_relative_cost = 0;   // one draft level / one target token
+    double ceiling = 1;               // E[tokens per step] / (verify + depth * draft)
+    double realized = 0;              // speedup / ceiling
+};
+
+// Linear interpolation of the measured costs at `size` tokens.
+double cost_at(const Engine::CostProfile& costs, double size);
+
+PipelineFigures compute_figures(const PipelineRun& run, const PipelineRun& baseline);
+
+void print_bench_table(std::ostream& out, const std::vector<PipelineRun>& runs,
+                       const std::vector<PipelineFigures>& figures, size_t texts);
+
+nlohmann::json bench_json(const std::vector<PipelineRun>& runs, const std::vector<PipelineFigures>& figures,
+                          size_t texts);
+
+}  // namespace cadenza::cli

@@ -1,0 +1,221 @@
+#include "decoding_loop.h"
+
+#include <algorithm>
+#include <numeric>
+
+#include <spdlog/spdlog.h>
+
+#include "error.h"
+#include "sampling.h"
+#include "status_object.h"
+
+namespace cadenza {
+namespace {
+
+int32_t tree_depth(const cdz_token_tree& tree) {
+    std::vector<int32_t> depth(static_cast<size_t>(tree.node_count), 1);
+    int32_t deepest = 0;
+    for (int32_t i = 0; i < tree.node_count; ++i) {
+        if (tree.parents[i] >= 0) depth[i] = depth[tree.parents[i]] + 1;
+        deepest = std::max(deepest, depth[i]);
+    }
+    return deepest;
+}
+
+void check_tree(const cdz_token_tree& tree, const std::string& drafter) {
+    if (tree.node_count < 0 || (tree.node_count > 0 && (!tree.tokens || !tree.parents)))
+        throw Error(CDZ_STATUS_INTERNAL, drafter + ": proposed a malformed token tree");
+    if (tree.node_count > 0 && tree.tokens_per_node != 1)
+        throw Error(CDZ_STATUS_UNSUPPORTED, drafter + ": multi-codebook trees are not supported by the engine yet");
+    for (int32_t i = 0; i < tree.node_count; ++i)
+        if (tree.parents[i] < -1 || tree.parents[i] >= i)
+            throw Error(CDZ_STATUS_INTERNAL, drafter + ": tree node " + std::to_string(i) + " has parent " +
+                                                 std::to_string(tree.parents[i]) +
+                                                 " (parents must precede their children)");
+}
+
+std::unique_ptr<PluginSession> create_session(const PluginInstance& instance,
+                                              cdz_status* (*create)(void*, int64_t, void**),
+                                              void (*destroy)(void*), int64_t capacity) {
+    void* session = nullptr;
+    throw_if_error(create(instance.context(), capacity, &session), instance.name() + ": session_create");
+    return std::make_unique<PluginSession>(session, destroy);
+}
+
+}  // namespace
+
+DecodingLoop::DecodingLoop(EngineStages& stages, const cdz_sampling& sampling, DecodingStats& stats,
+                           std::vector<int32_t> prompt, int64_t capacity)
+    : stages_(stages),
+      backbone_(stages.backbone->vtable<cdz_backbone_vtable>()),
+      sampling_(sampling),
+      stats_(stats),
+      verifying_(!stages.acceptor || stages.acceptor_info.needs_target),
+      want_hidden_(stages.drafter && stages.drafter_info.needs_target_hidden),
+      vocab_(stages.backbone_info.vocab_size),
+      sequence_(std::move(prompt)) {
+    session_ = create_session(*stages.backbone, backbone_.session_create, backbone_.session_destroy, capacity);
+    if (stages.drafter) {
+        const auto& drafter = stages.drafter->vtable<cdz_drafter_vtable>();
+        draft_session_ = create_session(*stages.drafter, drafter.session_create, drafter.session_destroy, capacity);
+    }
+    if (sequence_.size() > 1) {
+        evaluate(sequence_.size() - 1, nullptr);
+        commit(pending_, nullptr, 0);
+    }
+}
+
+void DecodingLoop::evaluate(size_t end, const cdz_token_tree* draft) {
+    pending_ = end - evaluated_;
+    const int32_t chain = static_cast<int32_t>(pending_);
+    const int32_t draft_nodes = draft ? draft->node_count : 0;
+    std::vector<int32_t> tokens(sequence_.begin() + static_cast<std::ptrdiff_t>(evaluated_),
+                                sequence_.begin() + static_cast<std::ptrdiff_t>(end));
+    std::vector<int32_t> parents(pending_);
+    std::iota(parents.begin(), parents.end(), -1);
+    for (int32_t i = 0; i < draft_nodes; ++i) {
+        tokens.push_back(draft->tokens[i]);
+        parents.push_back(draft->parents[i] < 0 ? chain - 1 : draft->parents[i] + chain);
+    }
+    cdz_token_tree tree{sizeof(cdz_token_tree), static_cast<int32_t>(tokens.size()), 1, tokens.data(), parents.data()};
+    cdz_backbone_output output{sizeof(cdz_backbone_output), nullptr, nullptr};
+    const std::string& name = stages_.backbone->name();
+    {
+        ScopedTimer timer(stats_.verify_seconds);
+        throw_if_error(backbone_.session_forward(session_->get(), &tree, want_hidden_ ? 1 : 0, &output),
+                       name + ": forward");
+        stats_.add_target_pass();
+    }
+    ManagedTensor logits(output.logits), hidden(output.hidden);
+    const auto shape = logits.expect(kDLFloat, 32, 2, name + ": logits");
+    if (shape[0] != tree.node_count || shape[1] != vocab_)
+        throw Error(CDZ_STATUS_INTERNAL, name + ": logits have the wrong shape");
+    const float* from_last = logits.data<float>() + (pending_ - 1) * vocab_;
+    logits_.assign(from_last, from_last + static_cast<size_t>(1 + draft_nodes) * vocab_);
+    if (want_hidden_) {
+        const auto hidden_shape = hidden.expect(kDLFloat, 32, 2, name + ": hidden states");
+        if (hidden_shape[0] != tree.node_count || hidden_shape[1] != stages_.backbone_info.hidden_size)
+            throw Error(CDZ_STATUS_INTERNAL, name + ": hidden states have the wrong shape");
+        evaluated_hidden_.assign(hidden.data<float>(), hidden.data<float>() + hidden_shape[0] * hidden_shape[1]);
+    }
+}
+
+void DecodingLoop::commit(size_t chain, const int32_t* accepted, int32_t accepted_count) {
+    std::vector<int32_t> path(chain);
+    std::iota(path.begin(), path.end(), 0);
+    for (int32_t k = 0; k < accepted_count; ++k) path.push_back(static_cast<int32_t>(chain) + accepted[k]);
+    throw_if_error(backbone_.session_commit(session_->get(), path.data(), static_cast<int32_t>(path.size())),
+                   stages_.backbone->name() + ": commit");
+    evaluated_ += path.size();
+    if (want_hidden_) {
+        const size_t width = static_cast<size_t>(stages_.backbone_info.hidden_size);
+        const auto row = evaluated_hidden_.begin() + static_cast<std::ptrdiff_t>(path.back() * width);
+        hidden_.assign(row, row + static_cast<std::ptrdiff_t>(width));
+        hidden_position_ = static_cast<int64_t>(evaluated_) - 1;
+    }
+}
+
+const cdz_token_tree* DecodingLoop::propose() {
+    draft_probabilities_.reset();
+    if (!stages_.drafter) return nullptr;
+    const auto& drafter = stages_.drafter->vtable<cdz_drafter_vtable>();
+    TensorView hidden_view(hidden_.data(), DLDataType{kDLFloat, 32, 1}, {static_cast<int64_t>(hidden_.size())});
+    cdz_draft_input input{};
+    input.struct_size = sizeof(input);
+    input.tokens = sequence_.data();
+    input.token_count = static_cast<int64_t>(sequence_.size());
+    const bool have_hidden = want_hidden_ && hidden_position_ >= 0;
+    input.target_hidden = have_hidden ? hidden_view.get() : nullptr;
+    input.target_hidden_position = have_hidden ? hidden_position_ : -1;
+    input.sampling = &sampling_;
+    draft_ = cdz_draft_output{};
+    draft_.struct_size = sizeof(draft_);
+    {
+        ScopedTimer timer(stats_.draft_seconds);
+        throw_if_error(drafter.propose(draft_session_->get(), &input, &draft_), stages_.drafter->name() + ": propose");
+        stats_.add_draft_pass();
+    }
+    draft_probabilities_ = ManagedTensor(draft_.probabilities);
+    check_tree(draft_.tree, stages_.drafter->name());
+    return draft_.tree.node_count > 0 ? &draft_.tree : nullptr;
+}
+
+std::vector<float> DecodingLoop::target_probabilities(size_t rows) const {
+    std::vector<float> probabilities(rows * vocab_);
+    for (size_t r = 0; r < rows; ++r)
+        sampling_probabilities(sampling_, logits_.data() + r * vocab_, probabilities.data() + r * vocab_, vocab_);
+    return probabilities;
+}
+
+StepResult DecodingLoop::step() {
+    const cdz_token_tree* tree = nullptr;
+    std::vector<float> target;
+    if (verifying_) {
+        tree = propose();
+        evaluate(sequence_.size(), tree);
+        target = target_probabilities(1 + (tree ? tree->node_count : 0));
+    } else {
+        // The unevaluated tokens first, so the drafter sees the hidden state
+        // after them; what the acceptor emits is not verified.
+        evaluate(sequence_.size(), nullptr);
+        commit(pending_, nullptr, 0);
+        tree = propose();
+    }
+
+    const int32_t nodes = tree ? tree->node_count : 0;
+    accepted_nodes_.assign(static_cast<size_t>(nodes) + 1, -1);
+    emitted_.assign(static_cast<size_t>(nodes) + 1, -1);
+    cdz_accept_output result{sizeof(cdz_accept_output), accepted_nodes_.data(), 0, emitted_.data(), 0};
+    {
+        ScopedTimer timer(stats_.accept_seconds);
+        if (stages_.acceptor) {
+            static const cdz_token_tree empty_tree{sizeof(cdz_token_tree), 0, 1, nullptr, nullptr};
+            cdz_accept_input input{};
+            input.struct_size = sizeof(input);
+            input.tree = tree ? tree : &empty_tree;
+            input.vocab_size = vocab_;
+            input.target_probabilities = verifying_ ? target.data() : nullptr;
+            input.draft_probabilities = draft_probabilities_ ? draft_probabilities_.data<float>() : nullptr;
+            input.sampling = &sampling_;
+            throw_if_error(stages_.acceptor->vtable<cdz_acceptor_vtable>().accept(stages_.acceptor->context(), &input,
+                                                                                  &result),
+                           stages_.acceptor->name() + ": accept");
+        } else {
+            emitted_[0] = static_cast<int32_t>(sample_index(stages_.sampling_rng, target.data(), vocab_));
+            result.emitted_count = 1;
+        }
+    }
+    if (result.accepted_count < 0 || result.accepted_count > nodes || result.emitted_count < 1 ||
+        result.emitted_count > nodes + 1 || (!verifying_ && result.accepted_count != 0))
+        throw Error(CDZ_STATUS_INTERNAL, "acceptor returned an invalid result");
+
+    if (verifying_) {
+        int32_t expected_parent = -1;
+        for (int32_t k = 0; k < result.accepted_count; ++k) {
+            const int32_t node = accepted_nodes_[k];
+            if (node < 0 || node >= nodes || tree->parents[node] != expected_parent)
+                throw Error(CDZ_STATUS_INTERNAL, "acceptor returned a path that is not a root-to-leaf path");
+            if (emitted_[k] != tree->tokens[node])
+                throw Error(CDZ_STATUS_INTERNAL, "acceptor emitted a token that differs from its accepted node");
+            expected_parent = node;
+        }
+        commit(pending_, accepted_nodes_.data(), result.accepted_count);
+    }
+
+    StepResult step;
+    step.emitted.assign(emitted_.begin(), emitted_.begin() + result.emitted_count);
+    step.accepted_drafts = verifying_ ? result.accepted_count : result.emitted_count - 1;
+    step.tree_depth = tree ? tree_depth(*tree) : 0;
+    sequence_.insert(sequence_.end(), step.emitted.begin(), step.emitted.end());
+    if (spdlog::should_log(spdlog::level::trace)) {
+        std::string drafted, kept;
+        for (int32_t i = 0; i < nodes; ++i)
+            drafted += std::to_string(tree->tokens[i]) + "<" + std::to_string(tree->parents[i]) + " ";
+        for (int32_t token : step.emitted) kept += std::to_string(token) + " ";
+        spdlog::trace("step {}: drafted [{}] accepted {} emitted [{}]", stats_.steps(), drafted, result.accepted_count,
+                      kept);
+    }
+    return step;
+}
+
+}  // namespace cadenza

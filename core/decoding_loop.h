@@ -1,0 +1,71 @@
+// One synthesis's decoding loop over the backbone, drafter and acceptor:
+// the sequence so far, which of its tokens the backbone's cache holds, the
+// target's last hidden state, and the sessions. Each step drafts a tree,
+// evaluates the unevaluated tokens and the tree in one pass (or, for an
+// acceptor that does not verify, the unevaluated tokens alone), lets the
+// acceptor choose, and commits the accepted path.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cadenza/plugin.h"
+#include "decoding_stats.h"
+#include "engine_stages.h"
+#include "managed_tensor.h"
+
+namespace cadenza {
+
+struct StepResult {
+    std::vector<int32_t> emitted;  // tokens to append, in order
+    int32_t accepted_drafts = 0;   // drafts among them (all of them without verification)
+    int32_t tree_depth = 0;        // depth of the drafted tree
+};
+
+class DecodingLoop {
+public:
+    // `sampling` is the pipeline's, restricted to the tokens a synthesis may
+    // emit. Creates the sessions and evaluates all of `prompt` but its last
+    // token, which roots the first step.
+    DecodingLoop(EngineStages& stages, const cdz_sampling& sampling, DecodingStats& stats,
+                 std::vector<int32_t> prompt, int64_t capacity);
+
+    // One step. The emitted tokens are appended to the sequence.
+    StepResult step();
+
+private:
+    // Evaluates sequence[evaluated_, end) as a chain with `draft` hanging
+    // from its last token; keeps the logits from that last token on.
+    void evaluate(size_t end, const cdz_token_tree* draft);
+    // Commits the evaluated chain and the draft nodes of `accepted` (node
+    // indices into the draft) and keeps the hidden state of the last one.
+    void commit(size_t chain, const int32_t* accepted, int32_t accepted_count);
+    // Asks the drafter for a tree; null when there is no drafter or no tree.
+    const cdz_token_tree* propose();
+    std::vector<float> target_probabilities(size_t rows) const;
+
+    EngineStages& stages_;
+    const cdz_backbone_vtable& backbone_;
+    const cdz_sampling sampling_;
+    DecodingStats& stats_;
+    const bool verifying_;
+    const bool want_hidden_;
+    const int64_t vocab_;
+
+    std::unique_ptr<PluginSession> session_, draft_session_;
+    std::vector<int32_t> sequence_;
+    size_t evaluated_ = 0;       // tokens of sequence_ in the backbone's cache
+    size_t pending_ = 0;         // tokens of the last evaluation before its draft
+    std::vector<float> logits_;  // [1 + draft nodes, vocab] from the last evaluation
+    std::vector<float> evaluated_hidden_;  // [rows, hidden] of the last evaluation
+    std::vector<float> hidden_;  // the target's hidden state at hidden_position_
+    int64_t hidden_position_ = -1;
+
+    cdz_draft_output draft_{};
+    ManagedTensor draft_probabilities_;
+    std::vector<int32_t> accepted_nodes_, emitted_;
+};
+
+}  // namespace cadenza

@@ -1,0 +1,110 @@
+// Engine::measure_costs: the costs the benchmark's ceiling is computed from,
+// measured on the pipeline's own backbone and drafter.
+#include <algorithm>
+#include <chrono>
+#include <numeric>
+
+#include "engine.h"
+#include "engine_stages.h"
+#include "error.h"
+#include "managed_tensor.h"
+#include "sampling.h"
+#include "status_object.h"
+
+namespace cadenza {
+namespace {
+
+constexpr int32_t context_length = 64;
+
+double median(std::vector<double> values) {
+    std::sort(values.begin(), values.end());
+    return values[values.size() / 2];
+}
+
+template <typename Body>
+double seconds_of(Body&& body) {
+    const auto start = std::chrono::steady_clock::now();
+    body();
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+}  // namespace
+
+bool Engine::has_drafter() const { return stages_->drafter != nullptr; }
+
+int32_t Engine::draft_max_nodes() const { return stages_->drafter ? stages_->drafter_info.max_nodes : 0; }
+
+bool Engine::verifies_drafts() const { return !stages_->acceptor || stages_->acceptor_info.needs_target; }
+
+Engine::CostProfile Engine::measure_costs(const std::vector<int>& sizes, int repeats) {
+    EngineStages& s = *stages_;
+    if (!s.backbone) throw Error(CDZ_STATUS_INVALID_CONFIG, config_.source + ": no [backbone] to measure");
+    if (repeats < 1) throw Error(CDZ_STATUS_INVALID_ARGUMENT, "repeats must be at least 1");
+    const auto& backbone = s.backbone->vtable<cdz_backbone_vtable>();
+    const cdz_backbone_info& info = s.backbone_info;
+    const int largest = sizes.empty() ? 1 : *std::max_element(sizes.begin(), sizes.end());
+
+    // A context of audio tokens, as in the middle of a synthesis.
+    std::vector<int32_t> context(context_length + largest);
+    for (size_t i = 0; i < context.size(); ++i)
+        context[i] = static_cast<int32_t>(info.audio_token_offset + (i * 7919) % info.audio_token_count);
+
+    void* raw = nullptr;
+    throw_if_error(backbone.session_create(s.backbone->context(), context_length + largest + 8, &raw), s.backbone->name());
+    PluginSession session(raw, backbone.session_destroy);
+    auto forward_chain = [&](const int32_t* tokens, int32_t count) {
+        std::vector<int32_t> parents(count);
+        std::iota(parents.begin(), parents.end(), -1);
+        cdz_token_tree tree{sizeof(cdz_token_tree), count, 1, tokens, parents.data()};
+        cdz_backbone_output out{sizeof(cdz_backbone_output), nullptr, nullptr};
+        throw_if_error(backbone.session_forward(session.get(), &tree, 0, &out), s.backbone->name() + ": forward");
+        ManagedTensor logits(out.logits), hidden(out.hidden);
+    };
+    forward_chain(context.data(), context_length);
+    std::vector<int32_t> path(context_length);
+    std::iota(path.begin(), path.end(), 0);
+    throw_if_error(backbone.session_commit(session.get(), path.data(), context_length), s.backbone->name());
+
+    CostProfile profile;
+    profile.sizes = sizes;
+    for (int size : sizes) {
+        forward_chain(context.data() + context_length, size);  // warm-up
+        std::vector<double> times;
+        for (int r = 0; r < repeats; ++r)
+            times.push_back(seconds_of([&] { forward_chain(context.data() + context_length, size); }));
+        profile.verify_seconds.push_back(median(times));
+    }
+
+    if (s.drafter) {
+        const auto& drafter = s.drafter->vtable<cdz_drafter_vtable>();
+        void* raw_draft = nullptr;
+        throw_if_error(drafter.session_create(s.drafter->context(), context_length + 64, &raw_draft), s.drafter->name());
+        PluginSession draft_session(raw_draft, drafter.session_destroy);
+        std::vector<float> hidden(static_cast<size_t>(std::max<int64_t>(info.hidden_size, 1)), 0.0f);
+        TensorView hidden_view(hidden.data(), DLDataType{kDLFloat, 32, 1}, {static_cast<int64_t>(hidden.size())});
+        cdz_draft_input input{};
+        input.struct_size = sizeof(input);
+        input.tokens = context.data();
+        input.token_count = context_length;
+        input.target_hidden = s.drafter_info.needs_target_hidden ? hidden_view.get() : nullptr;
+        input.target_hidden_position = s.drafter_info.needs_target_hidden ? context_length - 2 : -1;
+        const cdz_sampling sampling = restrict_sampling(config_.sampling, info.audio_token_offset,
+                                                       info.audio_token_offset + info.audio_token_count, info.end_token);
+        input.sampling = &sampling;
+        auto propose = [&] {
+            cdz_draft_output output{};
+            output.struct_size = sizeof(output);
+            throw_if_error(drafter.propose(draft_session.get(), &input, &output), s.drafter->name() + ": propose");
+            ManagedTensor probabilities(output.probabilities);
+            profile.draft_nodes = output.tree.node_count;
+        };
+        propose();  // warm-up
+        std::vector<double> times;
+        for (int r = 0; r < repeats; ++r) times.push_back(seconds_of(propose));
+        profile.draft_seconds = median(times);
+        profile.draft_depth = s.drafter_info.max_depth;
+    }
+    return profile;
+}
+
+}  // namespace cadenza

@@ -1,0 +1,20 @@
+#!/bin/sh
+# `cadenza bench` compares plain decoding with two speculative pipelines on
+# the test doubles and prints one row per pipeline, the acceptance by
+# position, the measured costs, and a JSON file with every figure.
+set -eu
+cadenza="$1"
+bench_dir="$2"
+json=$(mktemp)
+trap 'rm -f "$json"' EXIT
+output=$("$cadenza" bench -p "$bench_dir/plain.toml" -p "$bench_dir/chain_exact.toml" -p "$bench_dir/tree_bias.toml" \
+         --texts "$bench_dir/texts.txt" --max-texts 2 --repeats 3 --json "$json")
+echo "$output"
+for name in plain chain3-exact tree1x3-bias; do
+    echo "$output" | grep -Eq "^$name +[0-9]+ +[0-9.]+ +[0-9.]+x +[0-9.]+ " || { echo "no row for $name"; exit 1; }
+done
+echo "$output" | grep -Eq "^plain +[0-9]+ +[0-9.]+ +1.00x +1.00 " || { echo "the baseline row is wrong"; exit 1; }
+echo "$output" | grep -q "target m=1:" || { echo "no cost table"; exit 1; }
+echo "$output" | grep -q "ceiling = mean accepted length" || { echo "no ceiling explanation"; exit 1; }
+grep -q '"mean_accepted_length"' "$json" || { echo "the JSON lacks the figures"; exit 1; }
+[ "$(grep -c '"speedup"' "$json")" -eq 3 ] || { echo "the JSON does not hold three pipelines"; exit 1; }

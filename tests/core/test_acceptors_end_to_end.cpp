@@ -1,0 +1,90 @@
+// Every acceptance policy runs end to end through the engine's loop, on the
+// test doubles: a draft, a verification (or none, for Viterbi), a commit,
+// the codec, and statistics that add up.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "engine.h"
+#include "pipeline_config.h"
+#include "test_fixtures.h"
+#include "../../acceptors/viterbi/transition_matrix.h"
+#include "../../acceptors/pcg/token_groups.h"
+
+namespace cadenza {
+namespace {
+
+constexpr int64_t backbone_vocab = 128 + 2 + 32;  // text, audio start, end, audio (test.markov_backbone)
+
+std::string pipeline_with(const std::string& acceptor, const std::string& draft = "depth = 3\n") {
+    return "[pipeline]\nseed = 3\nmax_audio_seconds = 2.0\n"
+           "[sampling]\ntemperature = 0.9\n"
+           "[frontend]\nplugin = \"frontend.chars\"\nvocabulary = \"models/frontend/english_chars.vocab\"\n"
+           "[codec]\nplugin = \"test.tone_codec\"\n"
+           "[backbone]\nplugin = \"test.markov_backbone\"\nend_after = 50\n"
+           "[draft]\nplugin = \"test.markov_drafter\"\nend_after = 50\nnoise = 0.5\n" + draft +
+           "[acceptor]\n" + acceptor;
+}
+
+Engine engine_for(const std::string& text) {
+    return Engine(load_pipeline_config_string(text, "e2e.toml", test::source_dir(),
+                                              {{test::test_plugin_dir("doubles"), "test", true}}));
+}
+
+void expect_a_full_synthesis(Engine& engine, bool verifies) {
+    SynthesisRequest request;
+    request.text = "End to end.";
+    const auto audio = engine.synthesize(request);
+    const auto& stats = engine.stats();
+    EXPECT_EQ(audio.size(), 50u * 320u);  // end_after frames of 20 ms at 16 kHz
+    EXPECT_EQ(stats.tokens_generated(), 51);
+    EXPECT_LT(stats.steps(), stats.tokens_generated());  // more than one token per step on average
+    EXPECT_GT(stats.mean_accepted_length(), 1.0);
+    if (verifies) EXPECT_EQ(stats.target_passes(), stats.steps() + 1);  // the prefill, then one pass per step
+    EXPECT_EQ(stats.draft_passes(), stats.steps());
+    // The same seed repeats the synthesis bit for bit.
+    EXPECT_EQ(engine.synthesize(request), audio);
+}
+
+TEST(AcceptorsEndToEnd, Exact) {
+    Engine engine = engine_for(pipeline_with("plugin = \"acceptor.exact\"\n"));
+    expect_a_full_synthesis(engine, true);
+}
+
+TEST(AcceptorsEndToEnd, BiasOnATree) {
+    Engine engine = engine_for(pipeline_with("plugin = \"acceptor.bias\"\nbeta = 0.3\n", "depth = 2\nbranching = 2\n"));
+    expect_a_full_synthesis(engine, true);
+}
+
+TEST(AcceptorsEndToEnd, ToleranceOnATree) {
+    Engine engine = engine_for(pipeline_with("plugin = \"acceptor.tolerance\"\ntau = 4\n", "depth = 2\nbranching = 3\n"));
+    expect_a_full_synthesis(engine, true);
+}
+
+TEST(AcceptorsEndToEnd, PcgWithOverlappingGroups) {
+    // Audio tokens in overlapping groups of three neighbours; the rest are singletons.
+    const auto directory = test::fresh_directory("e2e-pcg");
+    pcg::TokenGroups groups;
+    groups.vocab_size = backbone_vocab;
+    groups.theta = 0.9;
+    for (uint32_t t = 130; t + 2 < backbone_vocab; ++t) groups.add_group({t, t + 1, t + 2});
+    const auto file = directory / "groups.cdzgrp";
+    pcg::write_token_groups(file, groups);
+    Engine engine = engine_for(pipeline_with("plugin = \"acceptor.pcg\"\ngroups = \"" + file.string() + "\"\n"));
+    expect_a_full_synthesis(engine, true);
+}
+
+TEST(AcceptorsEndToEnd, ViterbiEmitsWithoutVerification) {
+    const auto directory = test::fresh_directory("e2e-viterbi");
+    std::vector<float> uniform(static_cast<size_t>(backbone_vocab * backbone_vocab), 1.0f / backbone_vocab);
+    const auto file = directory / "transitions.cdztrn";
+    TransitionMatrix::make_dense(backbone_vocab, uniform, {}).save(file.string());
+    Engine engine = engine_for(pipeline_with("plugin = \"acceptor.viterbi\"\ntransitions = \"" + file.string() +
+                                             "\"\ntop_k = 3\n", "depth = 4\n"));
+    expect_a_full_synthesis(engine, false);
+    // Four tokens per step, one target pass per step to evaluate them.
+    EXPECT_GT(engine.stats().mean_accepted_length(), 3.0);
+}
+
+}  // namespace
+}  // namespace cadenza
