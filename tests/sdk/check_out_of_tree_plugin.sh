@@ -21,3 +21,17 @@ output=$(CADENZA_PLUGIN_PATH="$scratch/build" "$cadenza" plugins describe exampl
 echo "$output"
 echo "$output" | grep -q "library: $scratch/build/" || { echo "cadenza did not load the out-of-tree build"; exit 1; }
 echo "$output" | grep -Eq "^min_probability +float" || { echo "the schema is missing"; exit 1; }
+
+# A pipeline names it from its own plugin_paths, and cadenza validates it.
+cat > "$scratch/pipeline.toml" <<TOML
+[pipeline]
+plugin_paths = ["build"]
+
+[acceptor]
+plugin = "example.argmax_acceptor"
+mode = "sample"
+TOML
+resolved=$("$cadenza" validate "$scratch/pipeline.toml")
+echo "$resolved"
+echo "$resolved" | grep -q "plugin = \"example.argmax_acceptor\"  # 1.0.0, $scratch/build/" \
+    || { echo "the pipeline did not resolve to the out-of-tree build"; exit 1; }
