@@ -155,6 +155,9 @@ DLManagedTensor* tensor_create_cpu(DLDataType dtype, const int64_t* shape, int32
     }
 }
 
+cdz_status_code host_status_code(const cdz_status* status) noexcept { return status ? status->code : CDZ_STATUS_OK; }
+const char* host_status_message(const cdz_status* status) noexcept { return status ? status->message.c_str() : ""; }
+
 const cdz_host_api host_table = {
     sizeof(cdz_host_api),
     CDZ_PLUGIN_ABI_MAJOR,
@@ -174,6 +177,9 @@ const cdz_host_api host_table = {
     host_sampling_probabilities,
     host_sample_index,
     tensor_create_cpu,
+    host_status_code,
+    host_status_message,
+    status_release,
 };
 
 }  // namespace

@@ -146,6 +146,12 @@ typedef struct cdz_host_api {
 
     /* A zero-filled CPU tensor whose deleter frees it; NULL if out of memory. */
     DLManagedTensor* (*tensor_create_cpu)(DLDataType dtype, const int64_t* shape, int32_t ndim);
+
+    /* For a plugin that handles a status the host gave it (from params_get_*)
+     * instead of returning it: its code and message, and its release. */
+    cdz_status_code (*status_code)(const cdz_status* status);
+    const char* (*status_message)(const cdz_status* status);
+    void (*status_release)(cdz_status* status);
 } cdz_host_api;
 
 /* What every instance of every kind is created from. */
@@ -252,6 +258,7 @@ typedef struct cdz_backbone_info {
     int64_t audio_token_count;
     int32_t audio_start_token; /* placed after the text; -1: none */
     int32_t end_token;         /* ends the audio; -1: none */
+    int64_t weight_bytes;      /* parameters' size, for bandwidth figures; 0: unknown */
 } cdz_backbone_info;
 
 typedef struct cdz_backbone_output {

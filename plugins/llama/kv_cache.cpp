@@ -1,0 +1,66 @@
+#include "kv_cache.h"
+
+#include <string>
+
+#include "error.h"
+
+namespace cadenza::llama {
+
+KvCache::KvCache(const LlamaConfig& config, int64_t capacity, const at::Device& device) : capacity_(capacity) {
+    if (capacity <= 0) throw Error(CDZ_STATUS_INVALID_ARGUMENT, "the cache capacity must be positive");
+    const auto options = at::TensorOptions().dtype(at::kFloat).device(device);
+    for (int64_t layer = 0; layer < config.num_hidden_layers; ++layer) {
+        keys_.push_back(at::zeros({config.num_key_value_heads, capacity, config.head_dim}, options));
+        values_.push_back(at::zeros({config.num_key_value_heads, capacity, config.head_dim}, options));
+    }
+}
+
+void KvCache::begin_pass(int64_t count) {
+    if (length_ + count > capacity_)
+        throw Error(CDZ_STATUS_INVALID_ARGUMENT, "the cache holds " + std::to_string(capacity_) + " positions; " +
+                                                     std::to_string(length_) + " are committed and the pass adds " +
+                                                     std::to_string(count));
+    pending_ = count;
+}
+
+void KvCache::write(int64_t layer, const at::Tensor& keys, const at::Tensor& values) {
+    keys_[layer].narrow(1, length_, pending_).copy_(keys.transpose(0, 1));
+    values_[layer].narrow(1, length_, pending_).copy_(values.transpose(0, 1));
+}
+
+at::Tensor KvCache::keys(int64_t layer) const { return keys_[layer].narrow(1, 0, length_ + pending_); }
+
+at::Tensor KvCache::values(int64_t layer) const { return values_[layer].narrow(1, 0, length_ + pending_); }
+
+void KvCache::commit(const std::vector<int64_t>& path) {
+    int64_t previous = -1;
+    for (int64_t node : path) {
+        if (node <= previous || node >= pending_)
+            throw Error(CDZ_STATUS_INVALID_ARGUMENT, "commit path must be increasing indices into the last pass");
+        previous = node;
+    }
+    const auto count = static_cast<int64_t>(path.size());
+    bool in_place = true;
+    for (int64_t k = 0; k < count; ++k) in_place = in_place && path[k] == k;
+    if (!in_place) {
+        // Only the kept rows move; a path is increasing, so row k comes from k or later.
+        const at::Tensor rows =
+            at::tensor(path, at::TensorOptions().dtype(at::kLong)).to(keys_.front().device()) + length_;
+        for (size_t layer = 0; layer < keys_.size(); ++layer) {
+            keys_[layer].narrow(1, length_, count).copy_(keys_[layer].index_select(1, rows));
+            values_[layer].narrow(1, length_, count).copy_(values_[layer].index_select(1, rows));
+        }
+    }
+    length_ += count;
+    pending_ = 0;
+}
+
+void KvCache::rewind(int64_t length) {
+    if (length < 0 || length > length_)
+        throw Error(CDZ_STATUS_INVALID_ARGUMENT, "cannot rewind to " + std::to_string(length) + " of " +
+                                                     std::to_string(length_) + " committed positions");
+    length_ = length;
+    pending_ = 0;
+}
+
+}  // namespace cadenza::llama

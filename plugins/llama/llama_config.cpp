@@ -1,0 +1,137 @@
+#include "llama_config.h"
+
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "error.h"
+
+namespace cadenza::llama {
+namespace {
+
+template <typename T>
+T required(const nlohmann::json& json, const char* key, const std::string& where) {
+    if (!json.contains(key)) throw Error(CDZ_STATUS_INVALID_CONFIG, where + ": missing key '" + key + "'");
+    try {
+        return json.at(key).get<T>();
+    } catch (const nlohmann::json::exception&) {
+        throw Error(CDZ_STATUS_INVALID_CONFIG, where + ": key '" + key + "' has the wrong type");
+    }
+}
+
+template <typename T>
+T optional(const nlohmann::json& json, const char* key, T fallback, const std::string& where) {
+    if (!json.contains(key) || json.at(key).is_null()) return fallback;
+    return required<T>(json, key, where);
+}
+
+}  // namespace
+
+LlamaConfig LlamaConfig::from_json(const nlohmann::json& json, const std::string& where) {
+    if (!json.is_object()) throw Error(CDZ_STATUS_INVALID_CONFIG, where + ": not a JSON object");
+    LlamaConfig c;
+    c.vocab_size = required<int64_t>(json, "vocab_size", where);
+    c.hidden_size = required<int64_t>(json, "hidden_size", where);
+    c.intermediate_size = required<int64_t>(json, "intermediate_size", where);
+    c.num_hidden_layers = required<int64_t>(json, "num_hidden_layers", where);
+    c.num_attention_heads = required<int64_t>(json, "num_attention_heads", where);
+    c.num_key_value_heads = optional<int64_t>(json, "num_key_value_heads", c.num_attention_heads, where);
+    c.head_dim = optional<int64_t>(json, "head_dim", c.num_attention_heads > 0 ? c.hidden_size / c.num_attention_heads : 0,
+                                   where);
+    c.max_position_embeddings = optional<int64_t>(json, "max_position_embeddings", 2048, where);
+    c.rms_norm_eps = optional<double>(json, "rms_norm_eps", 1e-5, where);
+    c.rope_theta = optional<double>(json, "rope_theta", 10000.0, where);
+    c.tie_word_embeddings = optional<bool>(json, "tie_word_embeddings", false, where);
+    c.attention_bias = optional<bool>(json, "attention_bias", false, where);
+    const std::string model_type = optional<std::string>(json, "model_type", "llama", where);
+    if (model_type == "qwen2" && !json.contains("attention_bias")) c.attention_bias = true;
+    if (json.contains("rope_scaling") && !json.at("rope_scaling").is_null()) {
+        const auto& scaling = json.at("rope_scaling");
+        const std::string scaling_where = where + ": rope_scaling";
+        c.rope_scaling.type = optional<std::string>(scaling, "rope_type", optional<std::string>(scaling, "type", "", scaling_where),
+                                                    scaling_where);
+        if (c.rope_scaling.type == "default") c.rope_scaling.type.clear();
+        if (!c.rope_scaling.type.empty() && c.rope_scaling.type != "llama3")
+            throw Error(CDZ_STATUS_UNSUPPORTED, scaling_where + ": rope_type '" + c.rope_scaling.type +
+                                                    "' is not supported (only 'llama3')");
+        c.rope_scaling.factor = optional<double>(scaling, "factor", 1.0, scaling_where);
+        c.rope_scaling.low_freq_factor = optional<double>(scaling, "low_freq_factor", 1.0, scaling_where);
+        c.rope_scaling.high_freq_factor = optional<double>(scaling, "high_freq_factor", 4.0, scaling_where);
+        c.rope_scaling.original_max_position_embeddings =
+            optional<int64_t>(scaling, "original_max_position_embeddings", 8192, scaling_where);
+    }
+
+    auto positive = [&](int64_t value, const char* key) {
+        if (value <= 0) throw Error(CDZ_STATUS_INVALID_CONFIG, where + ": '" + key + "' must be positive");
+    };
+    positive(c.vocab_size, "vocab_size");
+    positive(c.hidden_size, "hidden_size");
+    positive(c.intermediate_size, "intermediate_size");
+    positive(c.num_hidden_layers, "num_hidden_layers");
+    positive(c.num_attention_heads, "num_attention_heads");
+    positive(c.num_key_value_heads, "num_key_value_heads");
+    positive(c.head_dim, "head_dim");
+    if (c.num_attention_heads % c.num_key_value_heads != 0)
+        throw Error(CDZ_STATUS_INVALID_CONFIG, where + ": num_attention_heads (" + std::to_string(c.num_attention_heads) +
+                                                   ") is not a multiple of num_key_value_heads (" +
+                                                   std::to_string(c.num_key_value_heads) + ")");
+    if (c.head_dim % 2 != 0) throw Error(CDZ_STATUS_INVALID_CONFIG, where + ": head_dim must be even for rotary embeddings");
+    if (!(c.rms_norm_eps > 0) || !(c.rope_theta > 0))
+        throw Error(CDZ_STATUS_INVALID_CONFIG, where + ": rms_norm_eps and rope_theta must be positive");
+    return c;
+}
+
+LlamaConfig LlamaConfig::from_file(const std::filesystem::path& path) {
+    std::ifstream file(path);
+    if (!file) throw Error(CDZ_STATUS_NOT_FOUND, path.string() + ": cannot open the model config");
+    nlohmann::json json;
+    try {
+        json = nlohmann::json::parse(file);
+    } catch (const nlohmann::json::parse_error& e) {
+        throw Error(CDZ_STATUS_INVALID_CONFIG, path.string() + ": not JSON: " + e.what());
+    }
+    return from_json(json, path.string());
+}
+
+nlohmann::json LlamaConfig::to_json() const {
+    nlohmann::json json{
+        {"architectures", {attention_bias ? "Qwen2ForCausalLM" : "LlamaForCausalLM"}},
+        {"model_type", attention_bias ? "qwen2" : "llama"},
+        {"vocab_size", vocab_size},
+        {"hidden_size", hidden_size},
+        {"intermediate_size", intermediate_size},
+        {"num_hidden_layers", num_hidden_layers},
+        {"num_attention_heads", num_attention_heads},
+        {"num_key_value_heads", num_key_value_heads},
+        {"head_dim", head_dim},
+        {"max_position_embeddings", max_position_embeddings},
+        {"rms_norm_eps", rms_norm_eps},
+        {"rope_theta", rope_theta},
+        {"tie_word_embeddings", tie_word_embeddings},
+        {"attention_bias", attention_bias},
+        {"hidden_act", "silu"},
+    };
+    if (!rope_scaling.type.empty())
+        json["rope_scaling"] = {{"rope_type", rope_scaling.type},
+                                {"factor", rope_scaling.factor},
+                                {"low_freq_factor", rope_scaling.low_freq_factor},
+                                {"high_freq_factor", rope_scaling.high_freq_factor},
+                                {"original_max_position_embeddings", rope_scaling.original_max_position_embeddings}};
+    return json;
+}
+
+void LlamaConfig::save(const std::filesystem::path& path) const {
+    std::ofstream file(path);
+    if (!file) throw Error(CDZ_STATUS_IO_ERROR, path.string() + ": cannot write the model config");
+    file << to_json().dump(2) << '\n';
+}
+
+int64_t LlamaConfig::parameter_count() const {
+    const int64_t attention = hidden_size * (query_width() * 2 + key_value_width() * 2) +
+                              (attention_bias ? query_width() + 2 * key_value_width() : 0);
+    const int64_t mlp = 3 * hidden_size * intermediate_size;
+    const int64_t layer = attention + mlp + 2 * hidden_size;
+    return vocab_size * hidden_size * (tie_word_embeddings ? 1 : 2) + num_hidden_layers * layer + hidden_size;
+}
+
+}  // namespace cadenza::llama

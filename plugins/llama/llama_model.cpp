@@ -1,0 +1,133 @@
+#include "llama_model.h"
+
+#include <cmath>
+#include <limits>
+#include <string>
+
+#include "error.h"
+#include "projection.h"
+
+namespace cadenza::llama {
+
+LlamaModel::LlamaModel(LlamaWeights weights, int64_t max_positions)
+    : weights_(std::move(weights)), rotary_(weights_.config, max_positions, weights_.embed_tokens.device()) {}
+
+at::Tensor LlamaModel::rms_norm(const at::Tensor& x, const at::Tensor& weight) const {
+    const at::Tensor variance = x.pow(2).mean(-1, /*keepdim=*/true);
+    return x * at::rsqrt(variance + config().rms_norm_eps) * weight;
+}
+
+TreeOutput LlamaModel::forward_tree(KvCache& cache, const std::vector<int32_t>& tokens,
+                                    const std::vector<int32_t>& parents, bool want_logits) const {
+    const LlamaConfig& c = config();
+    const auto n = static_cast<int64_t>(tokens.size());
+    if (n == 0 || parents.size() != tokens.size())
+        throw Error(CDZ_STATUS_INVALID_ARGUMENT, "a tree needs as many parents as tokens, and at least one node");
+    const int64_t prefix = cache.length();
+
+    // Positions from depth, and which pending nodes each node may see.
+    std::vector<int64_t> positions(static_cast<size_t>(n));
+    std::vector<uint8_t> visible(static_cast<size_t>(n * n), 0);
+    for (int64_t i = 0; i < n; ++i) {
+        const int32_t parent = parents[i];
+        if (parent < -1 || parent >= i)
+            throw Error(CDZ_STATUS_INVALID_ARGUMENT, "tree node " + std::to_string(i) + " has parent " +
+                                                         std::to_string(parent) + " (parents must precede children)");
+        if (tokens[i] < 0 || tokens[i] >= c.vocab_size)
+            throw Error(CDZ_STATUS_INVALID_ARGUMENT, "token " + std::to_string(tokens[i]) + " is outside the vocabulary");
+        positions[i] = parent < 0 ? prefix : positions[parent] + 1;
+        if (parent >= 0) std::copy_n(&visible[parent * n], n, &visible[i * n]);
+        visible[i * n + i] = 1;
+    }
+    cache.begin_pass(n);
+
+    const at::Device device = this->device();
+    const auto long_options = at::TensorOptions().dtype(at::kLong);
+    const at::Tensor token_ids = at::tensor(std::vector<int64_t>(tokens.begin(), tokens.end()), long_options).to(device);
+    const at::Tensor position_ids = at::tensor(positions, long_options).to(device);
+    // Additive mask [n, prefix + n]: the prefix is visible to all, pending
+    // nodes only to their descendants.
+    at::Tensor mask = at::zeros({n, prefix + n}, at::TensorOptions().dtype(at::kFloat));
+    {
+        auto accessor = mask.accessor<float, 2>();
+        const float hidden_value = -std::numeric_limits<float>::infinity();
+        for (int64_t i = 0; i < n; ++i)
+            for (int64_t j = 0; j < n; ++j)
+                if (!visible[i * n + j]) accessor[i][prefix + j] = hidden_value;
+    }
+    mask = mask.to(device);
+
+    const int64_t heads = c.num_attention_heads, kv_heads = c.num_key_value_heads, d = c.head_dim;
+    const int64_t group = heads / kv_heads;
+    const double scale = 1.0 / std::sqrt(static_cast<double>(d));
+    at::Tensor x = weights_.embed_tokens.index_select(0, token_ids);  // [n, H]
+    for (int64_t layer = 0; layer < c.num_hidden_layers; ++layer) {
+        const LayerWeights& w = weights_.layers[layer];
+        const at::Tensor h = rms_norm(x, w.input_norm);
+        at::Tensor q = project(h, w.q_proj, w.q_bias).view({n, heads, d});
+        at::Tensor k = project(h, w.k_proj, w.k_bias).view({n, kv_heads, d});
+        const at::Tensor v = project(h, w.v_proj, w.v_bias).view({n, kv_heads, d});
+        q = rotary_.apply(q, position_ids);
+        k = rotary_.apply(k, position_ids);
+        cache.write(layer, k, v);
+        const at::Tensor keys = cache.keys(layer);      // [kv_heads, L, d]
+        const at::Tensor values = cache.values(layer);  // [kv_heads, L, d]
+        // Queries grouped by their key/value head: [kv_heads, group * n, d].
+        const at::Tensor grouped = q.view({n, kv_heads, group, d}).permute({1, 2, 0, 3}).reshape({kv_heads, group * n, d});
+        at::Tensor scores = at::bmm(grouped, keys.transpose(1, 2)) * scale;  // [kv_heads, group * n, L]
+        scores = scores.view({kv_heads, group, n, prefix + n}) + mask;
+        const at::Tensor weights = at::softmax(scores, -1).view({kv_heads, group * n, prefix + n});
+        const at::Tensor attended = at::bmm(weights, values)  // [kv_heads, group * n, d]
+                                        .view({kv_heads, group, n, d})
+                                        .permute({2, 0, 1, 3})
+                                        .reshape({n, heads * d});
+        x = x + project(attended, w.o_proj);
+        const at::Tensor g = rms_norm(x, w.post_attention_norm);
+        x = x + project(at::silu(project(g, w.gate_proj)) * project(g, w.up_proj), w.down_proj);
+    }
+    TreeOutput out;
+    out.hidden = rms_norm(x, weights_.norm);
+    if (want_logits) out.logits = project(out.hidden, weights_.lm_head);
+    return out;
+}
+
+at::Tensor LlamaModel::run_layers(const at::Tensor& input) const {
+    const LlamaConfig& c = config();
+    const int64_t batch = input.size(0), time = input.size(1);
+    const int64_t heads = c.num_attention_heads, kv_heads = c.num_key_value_heads, d = c.head_dim;
+    const int64_t group = heads / kv_heads;
+    const double scale = 1.0 / std::sqrt(static_cast<double>(d));
+    const at::Tensor causal =
+        at::full({time, time}, -std::numeric_limits<float>::infinity(), input.options()).triu(1);
+    at::Tensor x = input;
+    for (const LayerWeights& w : weights_.layers) {
+        const at::Tensor h = rms_norm(x, w.input_norm);
+        at::Tensor q = at::linear(h, w.q_proj, w.q_bias).view({batch, time, heads, d});
+        at::Tensor k = at::linear(h, w.k_proj, w.k_bias).view({batch, time, kv_heads, d});
+        at::Tensor v = at::linear(h, w.v_proj, w.v_bias).view({batch, time, kv_heads, d});
+        q = rotary_.apply_sequence(q).transpose(1, 2);  // [B, heads, T, d]
+        k = rotary_.apply_sequence(k).transpose(1, 2);  // [B, kv_heads, T, d]
+        v = v.transpose(1, 2);
+        if (group > 1) {
+            k = k.repeat_interleave(group, 1);
+            v = v.repeat_interleave(group, 1);
+        }
+        const at::Tensor scores = at::matmul(q, k.transpose(-1, -2)) * scale + causal;
+        const at::Tensor attended =
+            at::matmul(at::softmax(scores, -1), v).transpose(1, 2).reshape({batch, time, heads * d});
+        x = x + at::linear(attended, w.o_proj);
+        const at::Tensor g = rms_norm(x, w.post_attention_norm);
+        x = x + at::linear(at::silu(at::linear(g, w.gate_proj)) * at::linear(g, w.up_proj), w.down_proj);
+    }
+    return x;
+}
+
+at::Tensor LlamaModel::forward_sequence(const at::Tensor& tokens) const {
+    if (tokens.dim() != 2) throw Error(CDZ_STATUS_INVALID_ARGUMENT, "tokens must be [batch, time]");
+    const at::Tensor x = at::embedding(weights_.embed_tokens, tokens);
+    return rms_norm(run_layers(x), weights_.norm);
+}
+
+at::Tensor LlamaModel::logits(const at::Tensor& hidden) const { return at::linear(hidden, weights_.lm_head); }
+
+}  // namespace cadenza::llama

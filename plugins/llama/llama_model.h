@@ -1,0 +1,57 @@
+// A LLaMA-architecture transformer: RMSNorm, rotary positions, grouped-query
+// attention, SwiGLU MLP, tied or untied output head. Two ways through it:
+// a token tree against a KV cache (inference: tree attention, positions from
+// depth) and whole sequences with a causal mask (training, autograd).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include <ATen/ATen.h>
+
+#include "kv_cache.h"
+#include "llama_weights.h"
+#include "rotary_embedding.h"
+
+namespace cadenza::llama {
+
+struct TreeOutput {
+    at::Tensor logits;  // [nodes, vocab], or undefined when not asked for
+    at::Tensor hidden;  // [nodes, hidden] after the final norm
+};
+
+class LlamaModel {
+public:
+    // `max_positions` bounds the rotary table (and so sequence lengths).
+    LlamaModel(LlamaWeights weights, int64_t max_positions);
+
+    const LlamaConfig& config() const { return weights_.config; }
+    const LlamaWeights& weights() const { return weights_; }
+    LlamaWeights& weights() { return weights_; }
+    at::Device device() const { return weights_.embed_tokens.device(); }
+
+    // Evaluates a token tree after the cache's committed prefix: node i
+    // (parents[i] < i, -1 for a child of the prefix) sits at position
+    // length + depth(i) and attends to the prefix and its own ancestors.
+    // Its keys and values stay pending in the cache until commit.
+    TreeOutput forward_tree(KvCache& cache, const std::vector<int32_t>& tokens, const std::vector<int32_t>& parents,
+                            bool want_logits = true) const;
+
+    // Hidden states after the final norm for token sequences [batch, time]
+    // (positions 0..time-1, causal); differentiable.
+    at::Tensor forward_sequence(const at::Tensor& tokens) const;
+    // Hidden states [..., hidden] to logits [..., vocab].
+    at::Tensor logits(const at::Tensor& hidden) const;
+
+    // The transformer layers on their own, for models built from a subset
+    // of another's layers: input and output [batch, time, hidden].
+    at::Tensor run_layers(const at::Tensor& hidden) const;
+
+private:
+    at::Tensor rms_norm(const at::Tensor& x, const at::Tensor& weight) const;
+
+    LlamaWeights weights_;
+    RotaryEmbedding rotary_;
+};
+
+}  // namespace cadenza::llama

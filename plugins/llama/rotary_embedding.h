@@ -1,0 +1,28 @@
+// Rotary position embedding as Hugging Face's LLaMA applies it: the head's
+// two halves rotated together (rotate_half), frequencies theta^(-2i/D),
+// optionally rescaled by band as Llama 3.1/3.2 do ("llama3").
+#pragma once
+
+#include <ATen/ATen.h>
+
+#include "llama_config.h"
+
+namespace cadenza::llama {
+
+class RotaryEmbedding {
+public:
+    RotaryEmbedding(const LlamaConfig& config, int64_t max_positions, const at::Device& device);
+
+    // x: [n, heads, head_dim]; positions: int64 [n]. Returns the rotated x.
+    at::Tensor apply(const at::Tensor& x, const at::Tensor& positions) const;
+    // x: [batch, time, heads, head_dim], positions 0..time-1.
+    at::Tensor apply_sequence(const at::Tensor& x) const;
+
+    int64_t max_positions() const { return cos_.size(0); }
+
+private:
+    at::Tensor rotate(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin) const;
+    at::Tensor cos_, sin_;  // [max_positions, head_dim]
+};
+
+}  // namespace cadenza::llama
