@@ -8,11 +8,15 @@
 #include "bench_command.h"
 #include "build_groups_command.h"
 #include "build_transitions_command.h"
+#include "build_tree_command.h"
 #include "command.h"
+#include "corpus_command.h"
 #include "doctor_command.h"
 #include "exit_codes.h"
 #include "logging.h"
+#include "model_init_command.h"
 #include "plugins_command.h"
+#include "train_command.h"
 #include "validate_command.h"
 
 int main(int argc, char** argv) {
@@ -29,7 +33,11 @@ int main(int argc, char** argv) {
     commands.push_back(add_doctor_command(app));
     commands.push_back(add_build_groups_command(app));
     commands.push_back(add_build_transitions_command(app));
+    commands.push_back(add_build_tree_command(app));
     commands.push_back(add_bench_command(app));
+    commands.push_back(add_model_init_command(app));
+    commands.push_back(add_corpus_command(app));
+    commands.push_back(add_train_command(app));
 
     try {
         app.parse(argc, argv);

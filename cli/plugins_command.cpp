@@ -1,5 +1,7 @@
 #include "plugins_command.h"
 
+#include <algorithm>
+#include <cstring>
 #include <iomanip>
 #include <sstream>
 #include <iostream>
@@ -59,12 +61,20 @@ int describe_plugin(const std::string& name) {
         std::cout << "no parameters\n";
         return exit_ok;
     }
-    std::cout << std::left << std::setw(18) << "PARAMETER" << std::setw(14) << "TYPE" << std::setw(16) << "DEFAULT"
-              << std::setw(18) << "RANGE" << "DESCRIPTION\n";
+    // Columns as wide as their widest entry.
+    size_t name_width = 10, default_width = 12, range_width = 6;
     for (const auto& spec : specs) {
-        std::cout << std::setw(18) << spec.name << std::setw(14) << param_type_name(spec.type) << std::setw(16)
-                  << (spec.default_value ? spec.default_value : "(required)") << std::setw(18) << range_text(spec)
-                  << (spec.doc ? spec.doc : "") << '\n';
+        name_width = std::max(name_width, std::strlen(spec.name) + 2);
+        default_width = std::max(default_width, std::strlen(spec.default_value ? spec.default_value : "(required)") + 2);
+        range_width = std::max(range_width, range_text(spec).size() + 2);
+    }
+    std::cout << std::left << std::setw(static_cast<int>(name_width)) << "PARAMETER" << std::setw(14) << "TYPE"
+              << std::setw(static_cast<int>(default_width)) << "DEFAULT" << std::setw(static_cast<int>(range_width))
+              << "RANGE" << "DESCRIPTION\n";
+    for (const auto& spec : specs) {
+        std::cout << std::setw(static_cast<int>(name_width)) << spec.name << std::setw(14) << param_type_name(spec.type)
+                  << std::setw(static_cast<int>(default_width)) << (spec.default_value ? spec.default_value : "(required)")
+                  << std::setw(static_cast<int>(range_width)) << range_text(spec) << (spec.doc ? spec.doc : "") << '\n';
     }
     return exit_ok;
 }

@@ -137,6 +137,15 @@ const cdz_token_tree* DecodingLoop::propose() {
     }
     draft_probabilities_ = ManagedTensor(draft_.probabilities);
     check_tree(draft_.tree, stages_.drafter->name());
+    if (draft_probabilities_) {
+        // Acceptors index these rows by the backbone's vocabulary.
+        const auto shape = draft_probabilities_.expect(kDLFloat, 32, 2, stages_.drafter->name() + ": probabilities");
+        if (shape[0] < draft_.tree.node_count || shape[1] != vocab_)
+            throw Error(CDZ_STATUS_INVALID_CONFIG,
+                        stages_.drafter->name() + ": draft probabilities are [" + std::to_string(shape[0]) + ", " +
+                            std::to_string(shape[1]) + "] but the tree has " + std::to_string(draft_.tree.node_count) +
+                            " nodes over the backbone's " + std::to_string(vocab_) + " tokens (do draft and target agree?)");
+    }
     return draft_.tree.node_count > 0 ? &draft_.tree : nullptr;
 }
 

@@ -1,0 +1,31 @@
+// `cadenza build-tree`: the sparse candidate tree of draft.medusa. Runs the
+// target over a held-out token corpus, measures how often each head's rank-r
+// prediction is the true token, builds the tree with MEDUSA's greedy
+// algorithm (repeatedly add the candidate node of highest expected
+// acceptance, the product of its path's rank accuracies, until the node
+// budget) and writes the choices file (docs/formats.md, "Choices file").
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "command.h"
+
+namespace cadenza::cli {
+
+struct BuildTreeOptions {
+    std::string target;   // checkpoint: a directory, a safetensors file or an index .json (config.json beside it)
+    std::string heads;    // the heads file
+    std::string corpus;   // "prompt_ids | target_ids" per line
+    std::string output;   // the choices file to write
+    int64_t budget = 64;  // nodes of the tree
+    int64_t top_k = 10;   // candidates per head (ranks < top_k)
+    int64_t max_depth = 0;  // 0: every head
+    int threads = 0;        // 0: one per core
+};
+
+int build_tree(const BuildTreeOptions& options);
+
+Command add_build_tree_command(CLI::App& app);
+
+}  // namespace cadenza::cli

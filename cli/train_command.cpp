@@ -1,0 +1,160 @@
+#include "train_command.h"
+
+#include <atomic>
+#include <csignal>
+#include <cstdio>
+#include <iostream>
+#include <memory>
+
+#include "exit_codes.h"
+#include "train_jobs.h"
+
+namespace cadenza::cli {
+namespace {
+
+using training::TrainOptions;
+
+std::atomic<bool> interrupted{false};
+
+extern "C" void on_interrupt(int) {
+    interrupted.store(true);
+    std::signal(SIGINT, SIG_DFL);  // a second Ctrl-C ends the process at once
+    std::signal(SIGTERM, SIG_DFL);
+}
+
+// Ctrl-C (or SIGTERM) during a run: finish the step, checkpoint, exit.
+class InterruptScope {
+public:
+    InterruptScope() {
+        interrupted.store(false);
+        std::signal(SIGINT, on_interrupt);
+        std::signal(SIGTERM, on_interrupt);
+    }
+    ~InterruptScope() {
+        std::signal(SIGINT, SIG_DFL);
+        std::signal(SIGTERM, SIG_DFL);
+    }
+};
+
+std::string shortest(double value) {
+    char text[32];
+    std::snprintf(text, sizeof(text), "%g", value);
+    return text;
+}
+
+struct Defaults {
+    double lr;
+    int64_t warmup;
+    double weight_decay;
+};
+
+void add_common_options(CLI::App* command, TrainOptions& o, const Defaults& defaults) {
+    o.lr = defaults.lr;
+    o.warmup = defaults.warmup;
+    o.weight_decay = defaults.weight_decay;
+    command->add_option("--steps", o.steps, "optimizer steps (default 1000)")->check(CLI::PositiveNumber);
+    command->add_option("--batch", o.batch, "sequences per step (default 16)")->check(CLI::PositiveNumber);
+    command->add_option("--seq-len", o.seq_len, "tokens per sequence window; longer sequences are cut (default 128)")
+        ->check(CLI::PositiveNumber);
+    command->add_option("--lr", o.lr, "peak learning rate (default " + shortest(defaults.lr) + ")")
+        ->check(CLI::NonNegativeNumber);
+    command->add_option("--warmup", o.warmup,
+                        "steps of linear warmup, then a cosine decay to lr/10 (default " +
+                            std::to_string(defaults.warmup) + ")")
+        ->check(CLI::NonNegativeNumber);
+    command->add_option("--weight-decay", o.weight_decay,
+                        "AdamW decoupled weight decay on matrices (default " + shortest(defaults.weight_decay) + ")")
+        ->check(CLI::NonNegativeNumber);
+    command->add_option("--clip", o.clip, "clip the global gradient norm to this; 0 disables (default 1.0)");
+    command->add_option("--seed", o.seed, "seed of the weights, the batches and the held-out split (default 0)");
+    command->add_flag("--resume", o.resume, "continue bit for bit from the checkpoint in the output");
+    command->add_option("--checkpoint-every", o.checkpoint_every, "steps between checkpoints; 0: only at the end (default 0)")
+        ->check(CLI::NonNegativeNumber);
+    command->add_option("--stop-after", o.stop_after,
+                        "stop (with a checkpoint) once this step is done, to continue later with --resume")
+        ->check(CLI::NonNegativeNumber);
+    command->add_option("--holdout", o.holdout, "fraction of the sequences held out for evaluation (default 0.05)")
+        ->check(CLI::Range(0.0, 0.999));
+    command->add_option("--threads", o.threads, "LibTorch threads; 0: one per core (default 0)")
+        ->check(CLI::NonNegativeNumber);
+    command->add_flag("!--no-progress", o.progress, "no progress line on standard error");
+}
+
+template <typename Job, typename Run>
+std::function<int()> runner(std::shared_ptr<Job> job, Run run) {
+    return [job, run] {
+        InterruptScope scope;
+        job->options.interrupt = &interrupted;
+        const training::TrainResult result = run(*job, std::cout, std::cerr);
+        return result.interrupted ? static_cast<int>(exit_user_error) : static_cast<int>(exit_ok);
+    };
+}
+
+}  // namespace
+
+Command add_train_command(CLI::App& app) {
+    auto* train = app.add_subcommand("train", "train a target, a shallow draft, or MTP / MEDUSA draft heads");
+    train->require_subcommand(1);
+    std::vector<std::pair<CLI::App*, std::function<int()>>> runs;
+
+    {
+        auto job = std::make_shared<training::LanguageModelJob>();
+        job->options.label = "train lm";
+        auto* lm = train->add_subcommand("lm", "train a target LLaMA from scratch on a token corpus");
+        lm->add_option("--corpus", job->corpus, "token corpus (prompt_ids | target_ids per line)")
+            ->required()
+            ->check(CLI::ExistingFile);
+        lm->add_option("--config", job->config, "Hugging Face config.json of the model")->required()->check(CLI::ExistingFile);
+        lm->add_option("--output", job->output, "model directory to write (config.json, model.safetensors)")->required();
+        add_common_options(lm, job->options, {3e-4, 100, 0.1});
+        runs.emplace_back(lm, runner(job, training::run_language_model_job));
+    }
+    {
+        auto job = std::make_shared<training::ShallowDraftJob>();
+        job->options.label = "train draft";
+        auto* draft = train->add_subcommand("draft", "train an SSD shallow draft built from the target's layers");
+        draft->add_option("--target", job->target, "the target's model directory")->required()->check(CLI::ExistingDirectory);
+        draft->add_option("--layers", job->layers, "target layer indices the draft copies, in order, e.g. 0,1,5")->required();
+        draft->add_option("--train-layers", job->train_layers,
+                          "draft layer indices (positions in --layers) to train, e.g. 0,1; the others stay frozen")
+            ->required();
+        draft->add_option("--corpus", job->corpus, "token corpus (prompt_ids | target_ids per line)")
+            ->required()
+            ->check(CLI::ExistingFile);
+        draft->add_option("--output", job->output, "model directory to write")->required();
+        draft->add_flag("--distill,!--no-distill", job->distill,
+                        "add KL(target || draft) to the cross-entropy (default on; --no-distill: cross-entropy only, "
+                        "as the SSD paper)");
+        draft->add_option("--distill-weight", job->distill_weight,
+                          "w in (1 - w) * cross-entropy + w * KL (default 0.5)")
+            ->check(CLI::Range(0.0, 1.0));
+        add_common_options(draft, job->options, {3e-4, 100, 0.1});
+        runs.emplace_back(draft, runner(job, training::run_shallow_draft_job));
+    }
+    for (const char* kind : {"mtp", "medusa"}) {
+        auto job = std::make_shared<training::DraftHeadsJob>();
+        job->kind = kind;
+        job->options.label = std::string("train ") + kind;
+        const std::string description = std::string(kind) == "mtp"
+                                            ? "train multi-token prediction heads on a frozen target (loss: MTP Eq. 3)"
+                                            : "train MEDUSA heads on a frozen target (loss weights 0.8^k)";
+        auto* heads = train->add_subcommand(kind, description);
+        heads->add_option("--target", job->target, "the target's model directory")->required()->check(CLI::ExistingDirectory);
+        heads->add_option("--heads", job->heads, "number of heads; head i predicts token t+2+i (default 4)")
+            ->check(CLI::Range(1, 64));
+        heads->add_option("--corpus", job->corpus, "token corpus (prompt_ids | target_ids per line)")
+            ->required()
+            ->check(CLI::ExistingFile);
+        heads->add_option("--output", job->output, "heads file to write (.safetensors)")->required();
+        add_common_options(heads, job->options, {1e-3, 40, 0.0});
+        runs.emplace_back(heads, runner(job, training::run_draft_heads_job));
+    }
+
+    return {train, [runs] {
+                for (const auto& [command, run] : runs)
+                    if (command->parsed()) return run();
+                return static_cast<int>(exit_internal_error);
+            }};
+}
+
+}  // namespace cadenza::cli

@@ -1,0 +1,517 @@
+// draft.shallow: speculative decoding with a shallow draft model built from
+// the target's own layers (Lin et al., "Speech Speculative Decoding",
+// Interspeech 2025: e.g. the lower 2 and upper 6 of 24 layers, with its own
+// embedding, norm and head). The draft is a smaller LLaMA in a Hugging Face
+// directory (config.json + model.safetensors); it keeps its own KV cache per
+// session and proposes `length` tokens autoregressively.
+//
+// Each propose:
+//  1. Sync the cache with the sequence, as llama.cpp's speculative example
+//     does: keep the longest prefix of what the cache holds that still
+//     matches the sequence (at most all but the sequence's last token, whose
+//     logits are needed), rewind the rest, evaluate what is new as one chain
+//     and commit it. After a step whose drafts were all accepted only the
+//     target's extra token is new; after a rejection the rejected drafts are
+//     dropped.
+//  2. Chain (branching = 1): draw token 1 from the distribution after the
+//     sequence, evaluate it alone and commit it, draw token 2 from the
+//     distribution after it, ..., `length` tokens, `length` - 1 one-token
+//     passes. The drafted tokens stay in the cache; the next sync keeps the
+//     accepted ones (after a fully accepted step it evaluates the last draft
+//     and the target's bonus token).
+//     Tree (branching = b > 1): each node of a level gets b children drawn
+//     i.i.d. from the distribution after it; level d + 1 needs one pass over
+//     the whole tree so far (levels 1..d), left pending and dropped by the
+//     next pass, so the cache only ever commits the sequence.
+//  Every distribution goes through host->sampling_probabilities with the
+//  pipeline's sampling settings and every token through host->sample_index
+//  with the instance's random stream (at temperature 0: the argmax). Row i
+//  of the probabilities is the distribution node i was drawn from.
+//
+// Cost, the main lever of this method on a CPU (the draft runs `length`
+// passes per step):
+//  * chain passes (the sync's and the drafts', on CPU) skip
+//    LlamaModel::forward_tree's general tree machinery (decode_chain): q, k
+//    and v are one fused product, gate and up another (the model's own
+//    weights become slices of the fused ones, so nothing is duplicated),
+//    one row is a matrix-vector product, norms, rotary positions (read once
+//    out of the model's own RotaryEmbedding), the new tokens' causal mask,
+//    SwiGLU and residuals are loops over session buffers, keys and values go
+//    straight into the KvCache, and attention is two bmm and a softmax:
+//    about 12 LibTorch calls per layer instead of about 45 (a one-token pass
+//    of a 2-layer, 64-wide draft: ~25 us instead of ~155 us). Only the
+//    tree's pending passes use forward_tree;
+//  * the output head (the draft's largest matrix for speech vocabularies:
+//    LLaSA's is 193,800 x 2048) is applied only to the last row of a pass
+//    and only to the allowed tokens' rows (the audio codes and the end
+//    token), into a buffer the session keeps;
+//  * the probabilities block handed to the host is reused across steps.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <limits>
+#include <memory>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include <ATen/ATen.h>
+#include <c10/core/InferenceMode.h>
+
+#include "cadenza/plugin.h"
+#include "draft_support.h"
+#include "error.h"
+#include "kv_cache.h"
+#include "llama_model.h"
+#include "rotary_embedding.h"
+
+namespace {
+
+using cadenza::Error;
+using namespace cadenza::llama;
+namespace drafts = cadenza::drafts;
+
+constexpr const char* plugin_name = "draft.shallow";
+constexpr int64_t max_tree_nodes = 512;
+
+const cdz_param_spec params[] = {
+    {"model", CDZ_PARAM_PATH, nullptr, 0, 0, 0, nullptr,
+     "the draft model: a Hugging Face directory (config.json + safetensors), or its safetensors file"},
+    {"length", CDZ_PARAM_INT, "3", 1, 1, 32, nullptr, "tokens proposed autoregressively per step (the tree's depth)"},
+    {"branching", CDZ_PARAM_INT, "1", 1, 1, 8, nullptr,
+     "children per node, drawn i.i.d. from the node's distribution; 1 proposes a chain"},
+    {"threads", CDZ_PARAM_INT, "0", 1, 0, 1024, nullptr,
+     "LibTorch intra-op threads (process-wide); 0: keep the process's setting (the backbone's)"},
+};
+
+// One layer prepared for one-token passes.
+struct FastLayer {
+    at::Tensor qkv, qkv_bias;  // [(Hq + 2 Hkv) D, H], [(Hq + 2 Hkv) D] or undefined
+    at::Tensor o, gate_up, down;
+    const float* input_norm = nullptr;
+    const float* post_norm = nullptr;
+};
+
+struct Drafter {
+    std::unique_ptr<LlamaModel> model;
+    bool fast = false;             // chain passes by decode_chain (CPU)
+    std::vector<FastLayer> layers;
+    at::Tensor rope_cos, rope_sin;  // [positions, D / 2], exactly the model's rotary tables
+    at::Tensor head;                // [V, H] contiguous
+    int64_t length = 3;
+    int64_t branching = 1;
+    int64_t max_positions = 0;
+    cdz_rng* rng = nullptr;
+
+    int64_t max_nodes() const {
+        int64_t total = 0, level = 1;
+        for (int64_t d = 0; d < length; ++d) total += (level *= branching);
+        return total;
+    }
+};
+
+// Fuses q, k, v and gate, up into single matrices and points the model's
+// own weights at slices of them (the tree pass then reads the same memory),
+// and reads the rotary tables out of the model's RotaryEmbedding: rotating a
+// vector whose first half is ones and second half zeros gives exactly
+// [cos, sin] (x cos + rotate_half(x) sin, the zeros contributing exact zeros).
+void prepare_fast_path(Drafter& d) {
+    LlamaWeights& w = d.model->weights();
+    const LlamaConfig& c = w.config;
+    const int64_t qw = c.query_width(), kvw = c.key_value_width(), inter = c.intermediate_size;
+    for (LayerWeights& l : w.layers) {
+        FastLayer f;
+        f.qkv = at::cat({l.q_proj, l.k_proj, l.v_proj}, 0).contiguous();
+        l.q_proj = f.qkv.narrow(0, 0, qw);
+        l.k_proj = f.qkv.narrow(0, qw, kvw);
+        l.v_proj = f.qkv.narrow(0, qw + kvw, kvw);
+        if (c.attention_bias) {
+            f.qkv_bias = at::cat({l.q_bias, l.k_bias, l.v_bias}, 0).contiguous();
+            l.q_bias = f.qkv_bias.narrow(0, 0, qw);
+            l.k_bias = f.qkv_bias.narrow(0, qw, kvw);
+            l.v_bias = f.qkv_bias.narrow(0, qw + kvw, kvw);
+        }
+        f.gate_up = at::cat({l.gate_proj, l.up_proj}, 0).contiguous();
+        l.gate_proj = f.gate_up.narrow(0, 0, inter);
+        l.up_proj = f.gate_up.narrow(0, inter, inter);
+        l.o_proj = l.o_proj.contiguous();
+        l.down_proj = l.down_proj.contiguous();
+        l.input_norm = l.input_norm.contiguous();
+        l.post_attention_norm = l.post_attention_norm.contiguous();
+        f.o = l.o_proj;
+        f.down = l.down_proj;
+        f.input_norm = l.input_norm.data_ptr<float>();
+        f.post_norm = l.post_attention_norm.data_ptr<float>();
+        d.layers.push_back(f);
+    }
+    w.norm = w.norm.contiguous();
+    w.embed_tokens = w.embed_tokens.contiguous();
+    if (c.tie_word_embeddings) w.lm_head = w.embed_tokens;
+    d.head = w.lm_head.contiguous();
+    const int64_t dim = c.head_dim, half = dim / 2;
+    const RotaryEmbedding rotary(c, d.max_positions, at::kCPU);
+    at::Tensor probe = at::zeros({1, d.max_positions, 1, dim});
+    probe.narrow(3, 0, half).fill_(1.0f);
+    const at::Tensor rotated = rotary.apply_sequence(probe)[0].select(1, 0);  // [positions, D]
+    d.rope_cos = rotated.narrow(1, 0, half).contiguous();
+    d.rope_sin = rotated.narrow(1, half, half).contiguous();
+}
+
+struct Session {
+    Session(const Drafter* d, int64_t capacity)
+        : drafter(d), cache(d->model->config(), capacity, d->model->device()) {
+        evaluated.reserve(static_cast<size_t>(capacity));
+        const auto options = at::TensorOptions().dtype(at::kFloat);
+        for (at::Tensor* buffer : {&x, &normed, &projected, &qkv, &queries, &attended_rows, &gate_up, &activated})
+            *buffer = at::empty({0}, options);
+    }
+
+    const Drafter* drafter;
+    KvCache cache;
+    std::vector<int32_t> evaluated;  // the tokens the cache holds, committed
+    // Scratch kept across proposals.
+    std::vector<int32_t> pass_tokens, pass_parents;
+    std::vector<int64_t> path;
+    std::vector<int32_t> tokens, parents;  // the proposal, valid until the next call
+    at::Tensor logits;                     // [rows, V]
+    drafts::ProbabilityRows rows;
+    // decode_chain's buffers, [rows, width], grown as needed.
+    at::Tensor x, normed, projected, qkv, queries, attended_rows, gate_up, activated;
+};
+
+cdz_status* create(const cdz_instance_args* args, void** out_ctx) {
+    return drafts::guarded(plugin_name, [&] {
+        auto drafter = std::make_unique<Drafter>();
+        const std::filesystem::path model = drafts::param_string(args->params, "model");
+        drafter->length = drafts::param_int(args->params, "length");
+        drafter->branching = drafts::param_int(args->params, "branching");
+        if (drafter->max_nodes() > max_tree_nodes)
+            throw Error(CDZ_STATUS_INVALID_CONFIG, "length " + std::to_string(drafter->length) + " with branching " +
+                                                       std::to_string(drafter->branching) + " makes a tree of " +
+                                                       std::to_string(drafter->max_nodes()) + " nodes; at most " +
+                                                       std::to_string(max_tree_nodes) + " are allowed");
+        drafts::apply_threads(drafts::param_int(args->params, "threads"));
+        const std::filesystem::path config_path =
+            (std::filesystem::is_directory(model) ? model : model.parent_path()) / "config.json";
+        const at::Device device(args->device ? std::string(args->device) : std::string("cpu"));
+        const LlamaConfig config = LlamaConfig::from_file(config_path);
+        c10::InferenceMode inference;
+        drafter->model = std::make_unique<LlamaModel>(LlamaWeights::load(model, config, device),
+                                                      config.max_position_embeddings);
+        drafter->max_positions = config.max_position_embeddings;
+        drafter->fast = drafter->model->device().is_cpu();
+        if (drafter->fast) prepare_fast_path(*drafter);
+        drafter->rng = args->rng;
+        *out_ctx = drafter.release();
+    });
+}
+
+void destroy(void* ctx) { delete static_cast<Drafter*>(ctx); }
+
+cdz_status* get_info(void* ctx, cdz_drafter_info* out) {
+    return drafts::guarded(plugin_name, [&] {
+        const auto& d = *static_cast<const Drafter*>(ctx);
+        out->max_nodes = static_cast<int32_t>(d.max_nodes());
+        out->max_depth = static_cast<int32_t>(d.length);
+        out->needs_target_hidden = 0;
+    });
+}
+
+cdz_status* session_create(void* ctx, int64_t capacity, void** out_session) {
+    return drafts::guarded(plugin_name, [&] {
+        const auto* d = static_cast<const Drafter*>(ctx);
+        c10::InferenceMode inference;
+        *out_session = new Session(d, capacity);
+    });
+}
+
+void session_destroy(void* session) { delete static_cast<Session*>(session); }
+
+// The output head on one hidden state [H] into `out` [V]: only the rows of
+// `tokens` (the others keep stale values that nobody reads).
+void head_row(const Drafter& d, const at::Tensor& hidden, const drafts::TokenRange& tokens, at::Tensor out) {
+    if (!d.fast) {  // the model on another device: the whole head there, the row back here
+        out.copy_(at::mv(d.model->weights().lm_head, hidden));
+        return;
+    }
+    const at::Tensor& head = d.head;
+    const int64_t width = tokens.end - tokens.begin;
+    if (width == head.size(0)) {
+        at::mv_out(out, head, hidden);
+        return;
+    }
+    at::Tensor part = out.narrow(0, tokens.begin, width);
+    at::mv_out(part, head.narrow(0, tokens.begin, width), hidden);
+    if (tokens.extra >= 0) {
+        const int64_t size = head.size(1);
+        const float* row = d.head.data_ptr<float>() + tokens.extra * size;
+        const float* h = hidden.data_ptr<float>();
+        double sum = 0.0;
+        for (int64_t j = 0; j < size; ++j) sum += static_cast<double>(row[j]) * h[j];
+        out.data_ptr<float>()[tokens.extra] = static_cast<float>(sum);
+    }
+}
+
+// Room for `count` rows of logits in the session.
+void reserve_logits(Session& s, int64_t count) {
+    const int64_t vocab = s.drafter->model->config().vocab_size;
+    if (!s.logits.defined() || s.logits.size(0) < count)
+        s.logits = at::empty({std::max<int64_t>(count, 1), vocab}, at::TensorOptions().dtype(at::kFloat));
+}
+
+// Evaluates `tokens` as a chain after the committed prefix with the general
+// tree pass, commits them and returns the last one's logits.
+const float* extend(Session& s, const int32_t* tokens, int64_t count, const drafts::TokenRange& range) {
+    s.pass_tokens.assign(tokens, tokens + count);
+    s.pass_parents.resize(static_cast<size_t>(count));
+    std::iota(s.pass_parents.begin(), s.pass_parents.end(), -1);
+    const TreeOutput out = s.drafter->model->forward_tree(s.cache, s.pass_tokens, s.pass_parents, false);
+    s.path.resize(static_cast<size_t>(count));
+    std::iota(s.path.begin(), s.path.end(), 0);
+    s.cache.commit(s.path);
+    s.evaluated.insert(s.evaluated.end(), tokens, tokens + count);
+    reserve_logits(s, 1);
+    head_row(*s.drafter, out.hidden.select(0, count - 1).contiguous(), range, s.logits.select(0, 0));
+    return s.logits.data_ptr<float>();
+}
+
+void rms_norm(const float* x, const float* weight, float* out, int64_t size, double eps) {
+    double squares = 0.0;
+    for (int64_t i = 0; i < size; ++i) squares += static_cast<double>(x[i]) * x[i];
+    const auto scale = static_cast<float>(1.0 / std::sqrt(squares / static_cast<double>(size) + eps));
+    for (int64_t i = 0; i < size; ++i) out[i] = x[i] * scale * weight[i];
+}
+
+// Rotates each `dim`-wide head of `v` to `position` (rotate_half convention)
+// and multiplies it by `scale`.
+void rotate(float* v, int64_t heads, int64_t dim, const float* cos, const float* sin, float scale) {
+    const int64_t half = dim / 2;
+    for (int64_t h = 0; h < heads; ++h, v += dim)
+        for (int64_t i = 0; i < half; ++i) {
+            const float a = v[i], b = v[i + half];
+            v[i] = (a * cos[i] - b * sin[i]) * scale;
+            v[i + half] = (b * cos[i] + a * sin[i]) * scale;
+        }
+}
+
+// out [m, N] = in [m, K] W^T (+ b): a matrix-vector product for one row.
+void project_rows(at::Tensor& out, const at::Tensor& weight, const at::Tensor& bias, const at::Tensor& in) {
+    if (in.size(0) == 1) {
+        at::Tensor row = out.select(0, 0);
+        if (bias.defined())
+            at::addmv_out(row, bias, weight, in.select(0, 0));
+        else
+            at::mv_out(row, weight, in.select(0, 0));
+    } else if (bias.defined()) {
+        at::addmm_out(out, bias, in, weight.t());
+    } else {
+        at::mm_out(out, in, weight.t());
+    }
+}
+
+float* rows_of(at::Tensor& buffer, int64_t rows, int64_t width) {
+    buffer.resize_({rows, width});  // keeps the storage when it is large enough
+    return buffer.data_ptr<float>();
+}
+
+// A chain of `m` tokens through the draft on the fast path (CPU): evaluated
+// after the committed prefix, committed, and the last one's logits returned.
+// Each layer is a handful of LibTorch calls whatever m: the fused q/k/v and
+// gate/up products (matrix-vector for one row), two bmm and a softmax; the
+// new tokens' causal mask among themselves, norms, rotary positions, SwiGLU
+// and residuals are loops over the session's buffers.
+const float* decode_chain(Session& s, const int32_t* tokens, int64_t m, const drafts::TokenRange& range) {
+    const Drafter& d = *s.drafter;
+    const LlamaConfig& c = d.model->config();
+    for (int64_t r = 0; r < m; ++r)
+        if (tokens[r] < 0 || tokens[r] >= c.vocab_size)
+            throw Error(CDZ_STATUS_INVALID_ARGUMENT, "token " + std::to_string(tokens[r]) + " is outside the vocabulary");
+    const int64_t size = c.hidden_size, dim = c.head_dim, half = dim / 2, heads = c.num_attention_heads;
+    const int64_t kv_heads = c.num_key_value_heads, group = heads / kv_heads, inter = c.intermediate_size;
+    const int64_t qw = c.query_width(), kvw = c.key_value_width(), qkv_width = qw + 2 * kvw;
+    const int64_t start = s.cache.length(), length = start + m;
+    if (length > d.max_positions) throw Error(CDZ_STATUS_INVALID_ARGUMENT, "position beyond the rotary table");
+    const auto query_scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(dim)));
+    const float negative_infinity = -std::numeric_limits<float>::infinity();
+    s.cache.begin_pass(m);
+
+    float* x = rows_of(s.x, m, size);
+    float* normed = rows_of(s.normed, m, size);
+    float* projected = rows_of(s.projected, m, size);
+    float* qkv = rows_of(s.qkv, m, qkv_width);
+    float* queries = rows_of(s.queries, kv_heads * group * m, dim);  // [kv_heads, group, m, D]
+    float* attended_rows = rows_of(s.attended_rows, m, qw);          // [m, heads * D]
+    float* gate_up = rows_of(s.gate_up, m, 2 * inter);
+    float* activated = rows_of(s.activated, m, inter);
+    const float* embedding = d.model->weights().embed_tokens.data_ptr<float>();
+    for (int64_t r = 0; r < m; ++r) std::memcpy(x + r * size, embedding + tokens[r] * size, sizeof(float) * size);
+    const at::Tensor query_view = s.queries.view({kv_heads, group * m, dim});
+
+    for (size_t layer = 0; layer < d.layers.size(); ++layer) {
+        const FastLayer& f = d.layers[layer];
+        for (int64_t r = 0; r < m; ++r) rms_norm(x + r * size, f.input_norm, normed + r * size, size, c.rms_norm_eps);
+        project_rows(s.qkv, f.qkv, f.qkv_bias, s.normed);
+        // Rotary positions; queries regrouped by their key/value head, keys
+        // and values straight into the cache ([kv_heads, capacity, D]).
+        const at::Tensor keys = s.cache.keys(static_cast<int64_t>(layer));  // [kv_heads, length, D]
+        const at::Tensor values = s.cache.values(static_cast<int64_t>(layer));
+        float* key_data = keys.data_ptr<float>();
+        float* value_data = values.data_ptr<float>();
+        for (int64_t r = 0; r < m; ++r) {
+            const int64_t position = start + r;
+            const float* cos = d.rope_cos.data_ptr<float>() + position * half;
+            const float* sin = d.rope_sin.data_ptr<float>() + position * half;
+            float* row = qkv + r * qkv_width;
+            rotate(row, heads, dim, cos, sin, query_scale);
+            rotate(row + qw, kv_heads, dim, cos, sin, 1.0f);
+            for (int64_t h = 0; h < heads; ++h)
+                std::memcpy(queries + ((h * m) + r) * dim, row + h * dim, sizeof(float) * dim);
+            for (int64_t h = 0; h < kv_heads; ++h) {
+                std::memcpy(key_data + h * keys.stride(0) + position * keys.stride(1), row + qw + h * dim,
+                            sizeof(float) * dim);
+                std::memcpy(value_data + h * values.stride(0) + position * values.stride(1), row + qw + kvw + h * dim,
+                            sizeof(float) * dim);
+            }
+        }
+        at::Tensor scores = at::bmm(query_view, keys.transpose(1, 2));  // [kv_heads, group * m, length]
+        if (m > 1) {
+            // Row (head, r) sees the prefix and the new tokens up to r.
+            float* score = scores.data_ptr<float>();
+            for (int64_t row = 0; row < heads * m; ++row) {
+                const int64_t r = row % m;
+                std::fill(score + row * length + start + r + 1, score + (row + 1) * length, negative_infinity);
+            }
+        }
+        const at::Tensor attended = at::bmm(at::softmax(scores, -1), values);  // [kv_heads, group * m, D]
+        const float* attended_data = attended.data_ptr<float>();
+        for (int64_t h = 0; h < heads; ++h)
+            for (int64_t r = 0; r < m; ++r)
+                std::memcpy(attended_rows + r * qw + h * dim, attended_data + (h * m + r) * dim, sizeof(float) * dim);
+        project_rows(s.projected, f.o, at::Tensor(), s.attended_rows);
+        for (int64_t i = 0; i < m * size; ++i) x[i] += projected[i];
+        for (int64_t r = 0; r < m; ++r) rms_norm(x + r * size, f.post_norm, normed + r * size, size, c.rms_norm_eps);
+        project_rows(s.gate_up, f.gate_up, at::Tensor(), s.normed);
+        for (int64_t r = 0; r < m; ++r) {
+            const float* gate = gate_up + r * 2 * inter;
+            float* out = activated + r * inter;
+            for (int64_t i = 0; i < inter; ++i) out[i] = gate[i] / (1.0f + std::exp(-gate[i])) * gate[inter + i];
+        }
+        project_rows(s.projected, f.down, at::Tensor(), s.activated);
+        for (int64_t i = 0; i < m * size; ++i) x[i] += projected[i];
+    }
+    s.path.resize(static_cast<size_t>(m));
+    std::iota(s.path.begin(), s.path.end(), 0);
+    s.cache.commit(s.path);
+    s.evaluated.insert(s.evaluated.end(), tokens, tokens + m);
+    float* last = normed + (m - 1) * size;
+    rms_norm(x + (m - 1) * size, d.model->weights().norm.data_ptr<float>(), last, size, c.rms_norm_eps);
+    reserve_logits(s, 1);
+    head_row(d, s.normed[m - 1], range, s.logits.select(0, 0));
+    return s.logits.data_ptr<float>();
+}
+
+// Draws `count` children of `parent` from `logits`, writing their row(s).
+void draw_children(Session& s, const cdz_draft_input& in, const float* logits, int32_t parent, int64_t count,
+                   float* rows, int64_t vocab) {
+    float* first = rows + s.tokens.size() * static_cast<size_t>(vocab);
+    drafts::sampling_probabilities(in.sampling, logits, first, vocab);
+    for (int64_t c = 0; c < count; ++c) {
+        float* row = rows + s.tokens.size() * static_cast<size_t>(vocab);
+        if (c > 0) std::copy(first, first + vocab, row);
+        s.tokens.push_back(drafts::sample_index(s.drafter->rng, first, vocab));
+        s.parents.push_back(parent);
+    }
+}
+
+cdz_status* propose(void* raw, const cdz_draft_input* in, cdz_draft_output* out) {
+    return drafts::guarded(plugin_name, [&] {
+        auto& s = *static_cast<Session*>(raw);
+        const Drafter& d = *s.drafter;
+        const int64_t n = in->token_count;
+        if (n < 1 || !in->tokens) throw Error(CDZ_STATUS_INVALID_ARGUMENT, "no tokens to continue");
+        c10::InferenceMode inference;
+        s.tokens.clear();
+        s.parents.clear();
+
+        // How deep the proposal may go: every evaluated position must fit the
+        // cache and the rotary table.
+        const int64_t limit = std::min(s.cache.capacity(), d.max_positions);
+        const int64_t depth = std::min(d.length, limit - n + 1);
+        if (depth <= 0) {
+            drafts::set_empty(out);
+            return;
+        }
+
+        // 1. Sync: keep the matching prefix, evaluate the rest (at least the last token).
+        const auto limit_keep = static_cast<size_t>(n - 1);
+        size_t keep = 0;
+        while (keep < limit_keep && keep < s.evaluated.size() && s.evaluated[keep] == in->tokens[keep]) ++keep;
+        if (keep < s.evaluated.size()) {
+            s.cache.rewind(static_cast<int64_t>(keep));
+            s.evaluated.resize(keep);
+        }
+        const int64_t vocab = d.model->config().vocab_size;
+        const drafts::TokenRange range = drafts::allowed_tokens(in->sampling, vocab);
+        const int64_t fresh = n - static_cast<int64_t>(keep);
+        const float* logits = d.fast ? decode_chain(s, in->tokens + keep, fresh, range)
+                                     : extend(s, in->tokens + keep, fresh, range);
+
+        int64_t nodes = 0, level = 1;
+        for (int64_t k = 0; k < depth; ++k) nodes += (level *= d.branching);
+        float* rows = s.rows.prepare(nodes, vocab);
+
+        if (d.branching == 1) {
+            // 2a. A chain: each drafted token is evaluated and committed.
+            for (int64_t k = 0; k < depth; ++k) {
+                draw_children(s, *in, logits, static_cast<int32_t>(k) - 1, 1, rows, vocab);
+                if (k + 1 < depth)
+                    logits = d.fast ? decode_chain(s, &s.tokens.back(), 1, range) : extend(s, &s.tokens.back(), 1, range);
+            }
+        } else {
+            // 2b. A tree, level by level; each pass re-evaluates the tree so far, pending.
+            draw_children(s, *in, logits, -1, d.branching, rows, vocab);
+            size_t level_begin = 0;
+            for (int64_t k = 1; k < depth; ++k) {
+                const size_t level_end = s.tokens.size();
+                const TreeOutput pass = d.model->forward_tree(s.cache, s.tokens, s.parents, false);
+                const auto frontier = static_cast<int64_t>(level_end - level_begin);
+                reserve_logits(s, frontier);
+                for (int64_t f = 0; f < frontier; ++f)
+                    head_row(d, pass.hidden.select(0, static_cast<int64_t>(level_begin) + f).contiguous(), range,
+                             s.logits.select(0, f));
+                const float* level_logits = s.logits.data_ptr<float>();
+                for (size_t node = level_begin; node < level_end; ++node)
+                    draw_children(s, *in, level_logits + (node - level_begin) * static_cast<size_t>(vocab),
+                                  static_cast<int32_t>(node), d.branching, rows, vocab);
+                level_begin = level_end;
+            }
+        }
+        drafts::set_tree(out, s.tokens, s.parents);
+        out->probabilities = s.rows.lend();
+    });
+}
+
+const cdz_drafter_vtable vtable = {
+    sizeof(cdz_drafter_vtable), create, destroy, get_info, session_create, session_destroy, propose,
+};
+
+const cdz_plugin_descriptor descriptor = {
+    sizeof(cdz_plugin_descriptor), CDZ_PLUGIN_ABI_MAJOR, CDZ_PLUGIN_ABI_MINOR, plugin_name,
+    CDZ_PLUGIN_KIND_DRAFTER, "1.0.0",
+    "a shallow LLaMA draft built from the target's layers (SSD), with its own KV cache, proposing a chain or tree",
+    params, sizeof(params) / sizeof(params[0]), sizeof(cdz_param_spec), &vtable,
+};
+
+const cdz_plugin_descriptor* const descriptors[] = {&descriptor};
+
+}  // namespace
+
+extern "C" CDZ_PLUGIN_EXPORT cdz_status* cdz_plugin_entry(const cdz_host_api* host_api, cdz_plugin_list* out) {
+    if (host_api->abi_major != CDZ_PLUGIN_ABI_MAJOR || host_api->struct_size < sizeof(cdz_host_api))
+        return host_api->status_create(CDZ_STATUS_ABI_MISMATCH, "draft.shallow: the host's services are too old");
+    drafts::set_host(host_api);
+    out->descriptors = descriptors;
+    out->count = 1;
+    return nullptr;
+}

@@ -1,0 +1,42 @@
+// The small-m matmul kernel for AVX2 + FMA. This file alone is compiled with
+// -mavx2 -mfma (and without the precompiled header): it runs only after
+// kernel_supported(MatmulKernel::avx2) said yes.
+#include <immintrin.h>
+
+#include "small_matmul_kernel.h"
+
+namespace cadenza::llama {
+namespace {
+
+struct Avx2 {
+    using reg = __m256;
+    using mask_t = __m256i;
+    static constexpr int width = 8;
+    // 16 registers: M * R accumulators, R weight pieces and one of x.
+    template <int M>
+    static constexpr int rows_per_block = M == 1 ? 8 : M == 2 ? 4 : M <= 4 ? 3 : M <= 6 ? 2 : 1;
+
+    static void prefetch(const float* p) { _mm_prefetch(reinterpret_cast<const char*>(p), _MM_HINT_T0); }
+    static reg zero() { return _mm256_setzero_ps(); }
+    static reg load(const float* p) { return _mm256_loadu_ps(p); }
+    static reg fma(reg a, reg b, reg c) { return _mm256_fmadd_ps(a, b, c); }
+    static mask_t mask(int64_t n) {
+        return _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(n)), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+    }
+    static reg load_partial(const float* p, mask_t m) { return _mm256_maskload_ps(p, m); }
+    static float sum(reg v) {
+        __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+        s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+        s = _mm_add_ss(s, _mm_shuffle_ps(s, s, 1));
+        return _mm_cvtss_f32(s);
+    }
+};
+
+}  // namespace
+
+void matmul_rows_avx2(const float* x, int64_t m, int64_t x_stride, const float* weight, int64_t in, const float* bias,
+                      float* y, int64_t y_stride, int64_t out_begin, int64_t out_end) {
+    matmul_rows<Avx2>(x, m, x_stride, weight, in, bias, y, y_stride, out_begin, out_end);
+}
+
+}  // namespace cadenza::llama

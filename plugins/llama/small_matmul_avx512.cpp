@@ -1,0 +1,44 @@
+// The small-m matmul kernel for AVX-512F. This file alone is compiled with
+// -mavx512f -mavx2 -mfma (and without the precompiled header): it runs only
+// after kernel_supported(MatmulKernel::avx512) said yes.
+#include <immintrin.h>
+
+#include "small_matmul_kernel.h"
+
+namespace cadenza::llama {
+namespace {
+
+struct Avx512 {
+    using reg = __m512;
+    using mask_t = __mmask16;
+    static constexpr int width = 16;
+    // 32 registers: M * R accumulators, R weight pieces and one of x.
+    template <int M>
+    static constexpr int rows_per_block = M <= 2 ? 8 : M == 3 ? 6 : M <= 6 ? 4 : 3;
+
+    static void prefetch(const float* p) { _mm_prefetch(reinterpret_cast<const char*>(p), _MM_HINT_T0); }
+    static reg zero() { return _mm512_setzero_ps(); }
+    static reg load(const float* p) { return _mm512_loadu_ps(p); }
+    static reg fma(reg a, reg b, reg c) { return _mm512_fmadd_ps(a, b, c); }
+    static mask_t mask(int64_t n) { return static_cast<mask_t>((1u << n) - 1u); }
+    static reg load_partial(const float* p, mask_t m) { return _mm512_maskz_loadu_ps(m, p); }
+    static float sum(reg v) {
+        // Through memory: GCC 12's 512-to-256-bit extracts warn (-Wuninitialized) on _mm256_undefined_pd.
+        alignas(64) float lanes[16];
+        _mm512_store_ps(lanes, v);
+        __m256 half = _mm256_add_ps(_mm256_load_ps(lanes), _mm256_load_ps(lanes + 8));
+        __m128 s = _mm_add_ps(_mm256_castps256_ps128(half), _mm256_extractf128_ps(half, 1));
+        s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+        s = _mm_add_ss(s, _mm_shuffle_ps(s, s, 1));
+        return _mm_cvtss_f32(s);
+    }
+};
+
+}  // namespace
+
+void matmul_rows_avx512(const float* x, int64_t m, int64_t x_stride, const float* weight, int64_t in,
+                        const float* bias, float* y, int64_t y_stride, int64_t out_begin, int64_t out_end) {
+    matmul_rows<Avx512>(x, m, x_stride, weight, in, bias, y, y_stride, out_begin, out_end);
+}
+
+}  // namespace cadenza::llama

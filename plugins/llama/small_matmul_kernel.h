@@ -1,0 +1,130 @@
+// The small-m matmul kernel, generic in the vector ISA. Included only by
+// small_matmul_avx2.cpp and small_matmul_avx512.cpp, each compiled for its
+// ISA alone: everything here is in an anonymous namespace and uses nothing
+// from the standard library or ATen, so that no function compiled with
+// wider instructions can be shared (as a weak symbol) with code that runs on
+// any CPU.
+//
+// A vector traits type V provides: reg, width, zero(), load(p), fma(a, b, c)
+// = a * b + c, mask_t, mask(n) for the first n < width lanes,
+// load_partial(p, mask) (zero beyond n, reading nothing there), sum(reg), and
+// rows_per_block<M>: how many weight rows one block streams side by side for
+// M rows of x (M * R accumulators must fit the register file).
+#pragma once
+
+#include <cstdint>
+
+namespace cadenza::llama {
+
+// The kernels, one per translation unit compiled for its ISA: x row i at
+// x + i * x_stride, y row i at y + i * y_stride; output columns
+// [out_begin, out_end) only, on the calling thread.
+void matmul_rows_avx2(const float* x, int64_t m, int64_t x_stride, const float* weight, int64_t in, const float* bias,
+                      float* y, int64_t y_stride, int64_t out_begin, int64_t out_end);
+void matmul_rows_avx512(const float* x, int64_t m, int64_t x_stride, const float* weight, int64_t in, const float* bias,
+                        float* y, int64_t y_stride, int64_t out_begin, int64_t out_end);
+
+namespace {
+
+// Output columns [o, o + R) for M rows of x: each of the R weight rows is
+// read once, in `width`-float pieces, and multiplied into all M rows.
+template <class V, int M, int R>
+inline void matmul_block(const float* x, int64_t x_stride, const float* weight, int64_t in, const float* bias,
+                         float* y, int64_t y_stride, int64_t o) {
+    using reg = typename V::reg;
+    reg acc[M][R];
+#pragma GCC unroll 16
+    for (int i = 0; i < M; ++i)
+#pragma GCC unroll 16
+        for (int r = 0; r < R; ++r) acc[i][r] = V::zero();
+    const float* w = weight + o * in;
+    int64_t k = 0;
+    // The R rows are R short streams that restart every block, which the
+    // hardware prefetcher follows poorly: each piece of them is fetched one
+    // block ahead, into L1 (prefetches past the end do not fault).
+    const float* next = w + R * in;
+    for (; k + V::width <= in; k += V::width) {
+        reg wr[R];
+#pragma GCC unroll 16
+        for (int r = 0; r < R; ++r) V::prefetch(next + r * in + k);
+#pragma GCC unroll 16
+        for (int r = 0; r < R; ++r) wr[r] = V::load(w + r * in + k);
+#pragma GCC unroll 16
+        for (int i = 0; i < M; ++i) {
+            const reg xi = V::load(x + i * x_stride + k);
+#pragma GCC unroll 16
+            for (int r = 0; r < R; ++r) acc[i][r] = V::fma(xi, wr[r], acc[i][r]);
+        }
+    }
+    if (k < in) {
+        const typename V::mask_t tail = V::mask(in - k);
+        reg wr[R];
+#pragma GCC unroll 16
+        for (int r = 0; r < R; ++r) wr[r] = V::load_partial(w + r * in + k, tail);
+#pragma GCC unroll 16
+        for (int i = 0; i < M; ++i) {
+            const reg xi = V::load_partial(x + i * x_stride + k, tail);
+#pragma GCC unroll 16
+            for (int r = 0; r < R; ++r) acc[i][r] = V::fma(xi, wr[r], acc[i][r]);
+        }
+    }
+#pragma GCC unroll 16
+    for (int i = 0; i < M; ++i)
+#pragma GCC unroll 16
+        for (int r = 0; r < R; ++r) y[i * y_stride + o + r] = V::sum(acc[i][r]) + (bias ? bias[o + r] : 0.0f);
+}
+
+// Output columns [begin, end) for M rows of x.
+template <class V, int M>
+inline void matmul_columns(const float* x, int64_t x_stride, const float* weight, int64_t in, const float* bias,
+                           float* y, int64_t y_stride, int64_t begin, int64_t end) {
+    constexpr int R = V::template rows_per_block<M>;
+    int64_t o = begin;
+    for (; o + R <= end; o += R) matmul_block<V, M, R>(x, x_stride, weight, in, bias, y, y_stride, o);
+    for (; o < end; ++o) matmul_block<V, M, 1>(x, x_stride, weight, in, bias, y, y_stride, o);
+}
+
+template <class V>
+inline void matmul_columns_any(int m, const float* x, int64_t x_stride, const float* weight, int64_t in,
+                               const float* bias, float* y, int64_t y_stride, int64_t begin, int64_t end) {
+    switch (m) {
+        case 1: return matmul_columns<V, 1>(x, x_stride, weight, in, bias, y, y_stride, begin, end);
+        case 2: return matmul_columns<V, 2>(x, x_stride, weight, in, bias, y, y_stride, begin, end);
+        case 3: return matmul_columns<V, 3>(x, x_stride, weight, in, bias, y, y_stride, begin, end);
+        case 4: return matmul_columns<V, 4>(x, x_stride, weight, in, bias, y, y_stride, begin, end);
+        case 5: return matmul_columns<V, 5>(x, x_stride, weight, in, bias, y, y_stride, begin, end);
+        case 6: return matmul_columns<V, 6>(x, x_stride, weight, in, bias, y, y_stride, begin, end);
+        case 7: return matmul_columns<V, 7>(x, x_stride, weight, in, bias, y, y_stride, begin, end);
+        default: return matmul_columns<V, 8>(x, x_stride, weight, in, bias, y, y_stride, begin, end);
+    }
+}
+
+// Rows of x are taken in groups of at most 8 (balanced: 12 = 6 + 6). With
+// one group the weights stream once from memory; with several, a tile of
+// weight rows is finished by every group while it sits in L1/L2, so the
+// weights still stream from memory once.
+template <class V>
+inline void matmul_rows(const float* x, int64_t m, int64_t x_stride, const float* weight, int64_t in,
+                        const float* bias, float* y, int64_t y_stride, int64_t out_begin, int64_t out_end) {
+    constexpr int64_t most = 8;
+    const int64_t groups = (m + most - 1) / most;
+    const int64_t size = (m + groups - 1) / groups;
+    if (groups == 1) {
+        matmul_columns_any<V>(static_cast<int>(m), x, x_stride, weight, in, bias, y, y_stride, out_begin, out_end);
+        return;
+    }
+    // Weight rows per tile: about 64 KiB of them, at least one.
+    int64_t tile = (int64_t{64} << 10) / (in * static_cast<int64_t>(sizeof(float)));
+    if (tile < 1) tile = 1;
+    for (int64_t begin = out_begin; begin < out_end; begin += tile) {
+        const int64_t end = begin + tile < out_end ? begin + tile : out_end;
+        for (int64_t first = 0; first < m; first += size) {
+            const int64_t rows = m - first < size ? m - first : size;
+            matmul_columns_any<V>(static_cast<int>(rows), x + first * x_stride, x_stride, weight, in, bias,
+                                  y + first * y_stride, y_stride, begin, end);
+        }
+    }
+}
+
+}  // namespace
+}  // namespace cadenza::llama

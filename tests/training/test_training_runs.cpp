@@ -1,0 +1,296 @@
+// Tiny training runs: the loss drops, a resumed run equals an uninterrupted
+// one bit for bit, the shallow draft keeps its frozen layers equal to the
+// target's, draft heads start as the identity and learn.
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <iostream>
+#include <sstream>
+
+#include "draft_heads.h"
+#include "error.h"
+#include "language_model_task.h"
+#include "losses.h"
+#include "model_directory.h"
+#include "safetensors.h"
+#include "shallow_draft.h"
+#include "synthetic_corpus.h"
+#include "thread_policy.h"
+#include "trainer.h"
+
+namespace cadenza::training {
+namespace {
+
+std::filesystem::path fresh_directory(const std::string& name) {
+    const auto path = std::filesystem::temp_directory_path() /
+                      ("cadenza-training-test-" + std::to_string(::getpid()) + "-" + name);
+    std::filesystem::remove_all(path);
+    std::filesystem::create_directories(path);
+    return path;
+}
+
+llama::LlamaConfig tiny_config(int64_t layers = 2) {
+    llama::LlamaConfig c;
+    c.vocab_size = 32;
+    c.hidden_size = 32;
+    c.intermediate_size = 64;
+    c.num_hidden_layers = layers;
+    c.num_attention_heads = 4;
+    c.num_key_value_heads = 2;
+    c.head_dim = 8;
+    c.max_position_embeddings = 64;
+    c.tie_word_embeddings = true;
+    return c;
+}
+
+TokenCorpus tiny_corpus(int64_t sequences = 200) {
+    SyntheticCorpusOptions o;
+    o.sequences = sequences;
+    o.vocab = 32;
+    o.states = 8;
+    o.seed = 5;
+    o.prompt_length = 2;
+    o.length = 24;
+    TokenCorpus corpus;
+    corpus.name = "tiny";
+    corpus.sequences = generate_synthetic_corpus(o);
+    return corpus;
+}
+
+TrainOptions tiny_options(int64_t steps) {
+    TrainOptions o;
+    o.steps = steps;
+    o.batch = 8;
+    o.seq_len = 32;
+    o.lr = 3e-3;
+    o.warmup = 5;
+    o.weight_decay = 0.01;
+    o.seed = 1;
+    o.holdout = 0.1;
+    o.progress = false;
+    return o;
+}
+
+// Prints metrics before and after training, for a failing test's reader.
+void show(const std::string& what, const Metrics& before, const Metrics& after) {
+    for (const auto& entry : after.entries())
+        std::cout << "  " << what << ": " << Metrics::format(entry)
+                  << (before.contains(entry.name) ? " (before: " + Metrics::format(before.at(entry.name)) + ")" : "")
+                  << '\n';
+}
+
+std::map<std::string, std::vector<float>> read_all(const std::filesystem::path& file) {
+    const safetensors::File f(file);
+    std::map<std::string, std::vector<float>> tensors;
+    for (const auto& info : f.tensors())
+        if (info.dtype == safetensors::DType::F32) tensors[info.name] = f.read_f32(info.name);
+    return tensors;
+}
+
+// A briefly trained target in `directory` (config.json + model.safetensors).
+void write_trained_target(const std::filesystem::path& directory, int64_t layers) {
+    LanguageModelTask task(tiny_config(layers), 9);
+    std::ostringstream log;
+    train(task, tiny_corpus(), tiny_options(300), directory, log);
+}
+
+class Training : public ::testing::Test {
+protected:
+    // One thread: as fast as two for these sizes, and unaffected by other work on a shared machine.
+    void SetUp() override { llama::apply_thread_policy(1); }
+};
+
+TEST_F(Training, LanguageModelLossDrops) {
+    const auto dir = fresh_directory("lm");
+    const TokenCorpus corpus = tiny_corpus();
+    LanguageModelTask task(tiny_config(), 3);
+    TrainOptions options = tiny_options(300);
+    options.holdout = 0.2;
+
+    at::Tensor initial_loss;
+    {
+        at::NoGradGuard no_grad;
+        const CorpusSplit split = split_corpus(corpus, options.holdout, options.seed);
+        Metrics before;
+        for (const auto& batch : evaluation_batches(split.heldout, 8, 32)) task.evaluate(batch, before);
+        initial_loss = at::tensor(before.mean("loss"));
+    }
+    std::ostringstream log;
+    const TrainResult result = train(task, corpus, options, dir, log);
+    show("lm", Metrics(), result.heldout);
+    EXPECT_TRUE(result.finished);
+    EXPECT_EQ(result.last_step, 300);
+    const double loss = result.heldout.mean("loss");
+    EXPECT_NEAR(initial_loss.item<double>(), std::log(32.0), 0.3);  // random start: about uniform
+    EXPECT_LT(loss, initial_loss.item<double>() - 1.0);
+    EXPECT_LT(loss, result.heldout.mean("unigram baseline loss") - 0.3);
+    EXPECT_GT(result.heldout.mean("accuracy"), result.heldout.mean("unigram baseline accuracy") + 0.1);
+    EXPECT_GT(result.tokens_per_second, 0);
+
+    // The output is a model directory the LLaMA library loads.
+    const llama::LlamaWeights saved = load_model_directory(dir);
+    EXPECT_EQ(saved.config.num_hidden_layers, 2);
+    EXPECT_TRUE(saved.norm.equal(task.model().weights().norm.detach()));
+    EXPECT_TRUE(std::filesystem::exists(dir / "training_state.safetensors"));
+
+    // Without --resume an existing run is not overwritten.
+    LanguageModelTask again(tiny_config(), 3);
+    EXPECT_THROW(train(again, corpus, options, dir, log), Error);
+}
+
+TEST_F(Training, ResumeEqualsUninterruptedBitForBit) {
+    const TokenCorpus corpus = tiny_corpus();
+    const auto whole = fresh_directory("whole"), parts = fresh_directory("parts");
+    std::ostringstream log;
+    {
+        LanguageModelTask task(tiny_config(), 4);
+        TrainOptions options = tiny_options(12);
+        options.checkpoint_every = 5;
+        train(task, corpus, options, whole, log);
+    }
+    {
+        LanguageModelTask task(tiny_config(), 4);
+        TrainOptions options = tiny_options(12);
+        options.checkpoint_every = 5;
+        options.stop_after = 7;
+        const TrainResult first = train(task, corpus, options, parts, log);
+        EXPECT_EQ(first.last_step, 7);
+        EXPECT_FALSE(first.finished);
+    }
+    {
+        LanguageModelTask task(tiny_config(), 99);  // other initial weights: the checkpoint replaces them
+        TrainOptions options = tiny_options(12);
+        options.checkpoint_every = 5;
+        options.resume = true;
+        const TrainResult second = train(task, corpus, options, parts, log);
+        EXPECT_EQ(second.first_step, 7);
+        EXPECT_TRUE(second.finished);
+    }
+    const auto a = read_all(whole / "model.safetensors"), b = read_all(parts / "model.safetensors");
+    ASSERT_EQ(a.size(), b.size());
+    for (const auto& [name, values] : a) EXPECT_EQ(values, b.at(name)) << name;
+    const auto sa = read_all(whole / "training_state.safetensors"), sb = read_all(parts / "training_state.safetensors");
+    ASSERT_EQ(sa.size(), sb.size());
+    for (const auto& [name, values] : sa) EXPECT_EQ(values, sb.at(name)) << name;
+
+    // A resume with other settings is refused.
+    LanguageModelTask task(tiny_config(), 4);
+    TrainOptions options = tiny_options(12);
+    options.resume = true;
+    options.batch = 4;
+    try {
+        train(task, corpus, options, parts, log);
+        FAIL() << "no error";
+    } catch (const Error& e) {
+        EXPECT_NE(std::string(e.what()).find("cadenza.train.batch"), std::string::npos) << e.what();
+    }
+}
+
+TEST_F(Training, ShallowDraftKeepsFrozenLayersEqualToTheTarget) {
+    const auto target_dir = fresh_directory("draft-target"), draft_dir = fresh_directory("draft");
+    write_trained_target(target_dir, 3);
+    const llama::LlamaWeights target = load_model_directory(target_dir);
+    ShallowDraftLayout layout{{0, 2, 1}, {0}};
+    ShallowDraftTask task(target, layout, target_dir, 0.5);
+    TrainOptions options = tiny_options(30);
+    options.lr = 2e-3;
+
+    Metrics before;
+    const TokenCorpus corpus = tiny_corpus();
+    {
+        at::NoGradGuard no_grad;
+        for (const auto& batch : evaluation_batches(split_corpus(corpus, 0.1, 1).heldout, 8, 32))
+            task.evaluate(batch, before);
+    }
+    std::ostringstream log;
+    const TrainResult result = train(task, corpus, options, draft_dir, log);
+    show("draft", before, result.heldout);
+    EXPECT_LT(result.heldout.mean("loss"), before.mean("loss"));
+    EXPECT_LT(result.heldout.mean("KL(target || draft)"), before.mean("KL(target || draft)"));
+    EXPECT_TRUE(result.heldout.contains("agreement with the target's top-1"));
+
+    const safetensors::File file(draft_dir / "model.safetensors");
+    EXPECT_EQ(file.metadata().at("cadenza.draft_layers"), "0,2,1");
+    EXPECT_EQ(file.metadata().at("cadenza.target"), target_dir.string());
+    const llama::LlamaWeights draft = load_model_directory(draft_dir);
+    ASSERT_EQ(draft.config.num_hidden_layers, 3);
+    EXPECT_FALSE(draft.config.tie_word_embeddings);
+    auto equal_layers = [](const llama::LayerWeights& x, const llama::LayerWeights& y) {
+        return x.q_proj.equal(y.q_proj) && x.k_proj.equal(y.k_proj) && x.v_proj.equal(y.v_proj) &&
+               x.o_proj.equal(y.o_proj) && x.gate_proj.equal(y.gate_proj) && x.up_proj.equal(y.up_proj) &&
+               x.down_proj.equal(y.down_proj) && x.input_norm.equal(y.input_norm) &&
+               x.post_attention_norm.equal(y.post_attention_norm);
+    };
+    // Frozen: draft layers 1 and 2 (target layers 2 and 1) and the embedding.
+    EXPECT_TRUE(equal_layers(draft.layers[1], target.layers[2]));
+    EXPECT_TRUE(equal_layers(draft.layers[2], target.layers[1]));
+    EXPECT_TRUE(draft.embed_tokens.equal(target.embed_tokens));
+    // Trained: draft layer 0, the norm and the (untied) head.
+    EXPECT_FALSE(draft.layers[0].q_proj.equal(target.layers[0].q_proj));
+    EXPECT_FALSE(draft.lm_head.equal(target.lm_head));
+    // And the target on disk is untouched.
+    const llama::LlamaWeights target_after = load_model_directory(target_dir);
+    for (size_t i = 0; i < 3; ++i) EXPECT_TRUE(equal_layers(target_after.layers[i], target.layers[i]));
+
+    EXPECT_THROW(build_shallow_draft(target, {{0, 3}, {0}}), Error);  // no target layer 3
+    EXPECT_THROW(build_shallow_draft(target, {{0, 1}, {2}}), Error);  // no draft layer 2
+    EXPECT_THROW(build_shallow_draft(target, {{0, 1}, {1, 1}}), Error);
+    EXPECT_EQ(parse_index_list("0, 1,11", "--layers"), (std::vector<int64_t>{0, 1, 11}));
+    EXPECT_THROW(parse_index_list("0,,1", "--layers"), Error);
+    EXPECT_THROW(parse_index_list("-1", "--layers"), Error);
+}
+
+TEST_F(Training, DraftHeadsStartAsIdentityAndLearn) {
+    const auto target_dir = fresh_directory("heads-target"), out = fresh_directory("heads");
+    write_trained_target(target_dir, 2);
+    const llama::LlamaWeights target = load_model_directory(target_dir);
+
+    for (const std::string kind : {"mtp", "medusa"}) {
+        DraftHeadsTask task(target, kind, 3, target_dir);
+        const TokenCorpus corpus = tiny_corpus();
+        const auto heldout = evaluation_batches(split_corpus(corpus, 0.1, 1).heldout, 8, 32);
+        Metrics before;
+        {
+            at::NoGradGuard no_grad;
+            const at::Tensor hidden = task.target().forward_sequence(heldout[0].inputs());
+            for (int64_t i = 0; i < 3; ++i) EXPECT_TRUE(task.heads().apply(i, hidden).equal(hidden)) << kind << i;
+            for (const auto& batch : heldout) task.evaluate(batch, before);
+        }
+        const auto file = out / (kind + ".safetensors");
+        std::ostringstream log;
+        const TrainResult result = train(task, corpus, tiny_options(100), file, log);
+        show(kind, before, result.heldout);
+        for (int64_t i = 0; i < 3; ++i) {
+            const std::string name = "head " + std::to_string(i) + " (t+" + std::to_string(i + 2) + ") loss";
+            EXPECT_LT(result.heldout.mean(name), before.mean(name) - 0.05) << kind << " " << name;
+        }
+        // The target's own predictions do not move.
+        EXPECT_DOUBLE_EQ(result.heldout.mean("target (t+1) loss"), before.mean("target (t+1) loss"));
+
+        const safetensors::File saved(file);
+        EXPECT_EQ(saved.metadata().at("cadenza.kind"), kind);
+        EXPECT_EQ(saved.metadata().at("cadenza.heads"), "3");
+        EXPECT_EQ(saved.metadata().at("cadenza.hidden_size"), "32");
+        EXPECT_EQ(saved.info("heads.2.linear.weight").shape, (safetensors::Shape{32, 32}));
+        EXPECT_EQ(saved.info("heads.2.linear.bias").shape, (safetensors::Shape{32}));
+        EXPECT_FALSE(saved.contains("heads.3.linear.weight"));
+        const DraftHeads loaded = DraftHeads::load(file);
+        EXPECT_TRUE(loaded.weights[1].equal(task.heads().weights[1].detach()));
+        EXPECT_TRUE(std::filesystem::exists(out / (kind + ".training_state.safetensors")));
+    }
+    EXPECT_DOUBLE_EQ(head_loss_weight("mtp", 3), 1.0);
+    EXPECT_DOUBLE_EQ(head_loss_weight("medusa", 0), 0.8);
+    EXPECT_NEAR(head_loss_weight("medusa", 2), 0.512, 1e-15);
+}
+
+TEST(TrainLosses, MaskedCrossEntropyIgnoresUnlabelled) {
+    const at::Tensor logits = at::log(at::tensor({0.5, 0.5, 0.25, 0.75}, at::kFloat).view({2, 2}));
+    const at::Tensor labels = at::tensor({1, -100}, at::kLong);
+    EXPECT_NEAR(masked_cross_entropy(logits, labels).item<double>(), std::log(2.0), 1e-6);
+    EXPECT_EQ(masked_cross_entropy(logits, at::full({2}, -100, at::kLong)).item<double>(), 0.0);
+    EXPECT_NEAR(masked_kl_divergence(logits, logits, labels).item<double>(), 0.0, 1e-7);
+}
+
+}  // namespace
+}  // namespace cadenza::training

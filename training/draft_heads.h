@@ -1,0 +1,70 @@
+// Draft heads on the target's last hidden state, shared by multi-token
+// prediction (MTP, Nguyen et al.) and MEDUSA (VADUSA, Li et al.): head i
+// computes h_i = h + SiLU(W_i h + b_i) from the hidden state h after the
+// final norm, and logits_i = lm_head(h_i) with the target's own head. From
+// position t (whose own next token, t + 1, the target predicts), head i
+// predicts token t + 2 + i.
+//
+// File (safetensors): heads.{i}.linear.weight [H, H] and heads.{i}.linear.bias
+// [H] for i = 0..n-1; metadata cadenza.kind ("mtp" or "medusa"),
+// cadenza.heads (n), cadenza.hidden_size (H). See docs/training.md.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "llama_model.h"
+#include "training_task.h"
+
+namespace cadenza::training {
+
+struct DraftHeads {
+    std::string kind;  // "mtp" or "medusa"
+    std::vector<at::Tensor> weights;  // [H, H] each
+    std::vector<at::Tensor> biases;   // [H] each
+
+    // Heads that start as the identity (h_i = h): zero weight and bias, as MEDUSA initialises them.
+    static DraftHeads identity(const std::string& kind, int64_t heads, int64_t hidden_size);
+    static DraftHeads load(const std::filesystem::path& path);
+    void save(const std::filesystem::path& path,
+              const std::vector<std::pair<std::string, std::string>>& metadata = {}) const;
+
+    int64_t count() const { return static_cast<int64_t>(weights.size()); }
+    // h_i from hidden states [..., H].
+    at::Tensor apply(int64_t head, const at::Tensor& hidden) const;
+};
+
+// The weight of head i (0-based) in the multi-head loss:
+//   mtp:    1 for every head (the MTP paper's Eq. 3 sums the heads' negative log-likelihoods);
+//   medusa: 0.8^(i+1) (MEDUSA's lambda_k = 0.8^k for its k-th head, k = i + 1).
+double head_loss_weight(const std::string& kind, int64_t head);
+
+// Training the heads with the target frozen: the target runs without grad,
+// the heads train on its detached hidden states.
+class DraftHeadsTask : public TrainingTask {
+public:
+    DraftHeadsTask(llama::LlamaWeights target, const std::string& kind, int64_t heads,
+                   std::filesystem::path target_path);
+
+    std::string kind() const override { return heads_.kind; }
+    int64_t vocab_size() const override { return target_.config().vocab_size; }
+    int64_t max_positions() const override { return target_.config().max_position_embeddings; }
+    std::vector<TrainableParameter> parameters() override;
+    at::Tensor loss(const Batch& batch) override;
+    void evaluate(const Batch& batch, Metrics& metrics) override;
+    void save(const std::filesystem::path& output) const override;
+    // FILE.safetensors -> FILE.training_state.safetensors
+    std::filesystem::path state_path(const std::filesystem::path& output) const override;
+
+    const DraftHeads& heads() const { return heads_; }
+    const llama::LlamaModel& target() const { return target_; }
+
+private:
+    llama::LlamaModel target_;
+    DraftHeads heads_;
+    std::filesystem::path target_path_;
+};
+
+}  // namespace cadenza::training

@@ -1,0 +1,37 @@
+// Training a target from scratch: next-token cross-entropy on the target
+// segments, every parameter trained. Output: a Hugging Face model directory
+// (config.json, model.safetensors) plus training_state.safetensors.
+#pragma once
+
+#include "llama_model.h"
+#include "training_task.h"
+
+namespace cadenza::training {
+
+class LanguageModelTask : public TrainingTask {
+public:
+    // Fresh weights from `seed` (LlamaWeights::random).
+    LanguageModelTask(const llama::LlamaConfig& config, uint64_t seed);
+
+    std::string kind() const override { return "lm"; }
+    int64_t vocab_size() const override { return model_.config().vocab_size; }
+    int64_t max_positions() const override { return model_.config().max_position_embeddings; }
+    std::vector<TrainableParameter> parameters() override;
+    at::Tensor loss(const Batch& batch) override;
+    void evaluate(const Batch& batch, Metrics& metrics) override;
+    void save(const std::filesystem::path& output) const override;
+    std::filesystem::path state_path(const std::filesystem::path& output) const override {
+        return output / "training_state.safetensors";
+    }
+
+    const llama::LlamaModel& model() const { return model_; }
+
+private:
+    llama::LlamaModel model_;
+};
+
+// Every tensor of `weights` as trainable parameters under their Hugging Face
+// names; decay on matrices only.
+std::vector<TrainableParameter> all_parameters(const llama::LlamaWeights& weights);
+
+}  // namespace cadenza::training

@@ -1,0 +1,157 @@
+#include "shallow_draft.h"
+
+#include <cstdio>
+#include <set>
+
+#include "error.h"
+#include "losses.h"
+#include "model_directory.h"
+
+namespace cadenza::training {
+namespace {
+
+llama::LayerWeights clone_layer(const llama::LayerWeights& layer) {
+    auto copy = [](const at::Tensor& t) { return t.defined() ? t.detach().clone() : t; };
+    llama::LayerWeights l;
+    l.input_norm = copy(layer.input_norm);
+    l.q_proj = copy(layer.q_proj);
+    l.k_proj = copy(layer.k_proj);
+    l.v_proj = copy(layer.v_proj);
+    l.o_proj = copy(layer.o_proj);
+    l.q_bias = copy(layer.q_bias);
+    l.k_bias = copy(layer.k_bias);
+    l.v_bias = copy(layer.v_bias);
+    l.post_attention_norm = copy(layer.post_attention_norm);
+    l.gate_proj = copy(layer.gate_proj);
+    l.up_proj = copy(layer.up_proj);
+    l.down_proj = copy(layer.down_proj);
+    return l;
+}
+
+}  // namespace
+
+std::vector<int64_t> parse_index_list(const std::string& text, const std::string& option) {
+    std::vector<int64_t> indices;
+    size_t begin = 0;
+    while (true) {
+        const size_t end = std::min(text.find(',', begin), text.size());
+        std::string item = text.substr(begin, end - begin);
+        while (!item.empty() && item.front() == ' ') item.erase(item.begin());
+        while (!item.empty() && item.back() == ' ') item.pop_back();
+        if (item.empty() || item.size() > 9 || item.find_first_not_of("0123456789") != std::string::npos)
+            throw Error(CDZ_STATUS_INVALID_ARGUMENT,
+                        option + " '" + text + "': expected comma-separated layer indices such as 0,1,5");
+        indices.push_back(std::stoll(item));
+        if (end == text.size()) break;
+        begin = end + 1;
+    }
+    return indices;
+}
+
+std::string format_index_list(const std::vector<int64_t>& indices) {
+    std::string text;
+    for (size_t i = 0; i < indices.size(); ++i) text += (i ? "," : "") + std::to_string(indices[i]);
+    return text;
+}
+
+llama::LlamaWeights build_shallow_draft(const llama::LlamaWeights& target, const ShallowDraftLayout& layout) {
+    const auto target_layers = static_cast<int64_t>(target.layers.size());
+    if (layout.layers.empty()) throw Error(CDZ_STATUS_INVALID_ARGUMENT, "--layers: the draft needs at least one layer");
+    for (int64_t layer : layout.layers)
+        if (layer < 0 || layer >= target_layers)
+            throw Error(CDZ_STATUS_INVALID_ARGUMENT, "--layers: the target has layers 0.." +
+                                                         std::to_string(target_layers - 1) + ", not " +
+                                                         std::to_string(layer));
+    std::set<int64_t> trained;
+    for (int64_t index : layout.train_layers) {
+        if (index < 0 || index >= static_cast<int64_t>(layout.layers.size()))
+            throw Error(CDZ_STATUS_INVALID_ARGUMENT,
+                        "--train-layers: indices are positions in the draft (0.." +
+                            std::to_string(layout.layers.size() - 1) + "), not " + std::to_string(index));
+        if (!trained.insert(index).second)
+            throw Error(CDZ_STATUS_INVALID_ARGUMENT, "--train-layers: " + std::to_string(index) + " is listed twice");
+    }
+    llama::LlamaWeights draft;
+    draft.config = target.config;
+    draft.config.num_hidden_layers = static_cast<int64_t>(layout.layers.size());
+    draft.config.tie_word_embeddings = false;
+    draft.embed_tokens = target.embed_tokens;
+    for (size_t i = 0; i < layout.layers.size(); ++i) {
+        const auto& source = target.layers[static_cast<size_t>(layout.layers[i])];
+        draft.layers.push_back(trained.count(static_cast<int64_t>(i)) ? clone_layer(source) : source);
+    }
+    draft.norm = target.norm.detach().clone();
+    draft.lm_head = target.lm_head.detach().clone();
+    return draft;
+}
+
+ShallowDraftTask::ShallowDraftTask(llama::LlamaWeights target, ShallowDraftLayout layout,
+                                   std::filesystem::path target_path, double distill_weight)
+    : target_(target, target.config.max_position_embeddings),
+      draft_(build_shallow_draft(target, layout), target.config.max_position_embeddings),
+      layout_(std::move(layout)),
+      target_path_(std::move(target_path)),
+      distill_weight_(distill_weight) {
+    if (!(distill_weight >= 0 && distill_weight <= 1))
+        throw Error(CDZ_STATUS_INVALID_ARGUMENT, "--distill-weight must be in [0, 1]");
+}
+
+std::vector<TrainableParameter> ShallowDraftTask::parameters() {
+    std::set<std::string> prefixes;
+    for (int64_t index : layout_.train_layers) prefixes.insert("model.layers." + std::to_string(index) + ".");
+    std::vector<TrainableParameter> parameters;
+    for (const auto& [name, tensor] : draft_.weights().named_parameters()) {
+        const bool in_trained_layer = [&] {
+            for (const auto& prefix : prefixes)
+                if (name.rfind(prefix, 0) == 0) return true;
+            return false;
+        }();
+        if (in_trained_layer || name == "model.norm.weight" || name == "lm_head.weight")
+            parameters.push_back({name, tensor, tensor.dim() >= 2});
+    }
+    return parameters;
+}
+
+at::Tensor ShallowDraftTask::loss(const Batch& batch) {
+    const at::Tensor inputs = batch.inputs();
+    const at::Tensor labels = batch.labels(1);
+    const at::Tensor logits = draft_.logits(draft_.forward_sequence(inputs));
+    at::Tensor loss = masked_cross_entropy(logits, labels);
+    if (distill_weight_ > 0) {
+        at::Tensor teacher;
+        {
+            at::NoGradGuard no_grad;
+            teacher = target_.logits(target_.forward_sequence(inputs));
+        }
+        loss = (1.0 - distill_weight_) * loss + distill_weight_ * masked_kl_divergence(teacher, logits, labels);
+    }
+    return loss;
+}
+
+void ShallowDraftTask::evaluate(const Batch& batch, Metrics& metrics) {
+    const at::Tensor inputs = batch.inputs();
+    const at::Tensor labels = batch.labels(1);
+    const at::Tensor logits = draft_.logits(draft_.forward_sequence(inputs));
+    const at::Tensor teacher = target_.logits(target_.forward_sequence(inputs));
+    add_prediction_metrics(logits, labels, metrics);
+    const at::Tensor mask = labels.ne(ignore_label);
+    const auto count = static_cast<double>(mask.sum().item<int64_t>());
+    metrics.add("agreement with the target's top-1", Unit::fraction,
+                (logits.argmax(-1).eq(teacher.argmax(-1)) & mask).sum().item<double>(), count);
+    metrics.add("KL(target || draft)", Unit::nats, masked_kl_divergence(teacher, logits, labels).item<double>() * count,
+                count);
+    add_prediction_metrics(teacher, labels, metrics, "target ");
+}
+
+void ShallowDraftTask::save(const std::filesystem::path& output) const {
+    char weight_text[32];
+    std::snprintf(weight_text, sizeof(weight_text), "%g", distill_weight_);
+    save_model_directory(output, draft_.weights(),
+                         {{"cadenza.kind", "shallow_draft"},
+                          {"cadenza.draft_layers", format_index_list(layout_.layers)},
+                          {"cadenza.train_layers", format_index_list(layout_.train_layers)},
+                          {"cadenza.target", target_path_.string()},
+                          {"cadenza.distill_weight", weight_text}});
+}
+
+}  // namespace cadenza::training

@@ -1,0 +1,134 @@
+#include "train_jobs.h"
+
+#include <cstdio>
+#include <ostream>
+
+#include "draft_heads.h"
+#include "error.h"
+#include "language_model_task.h"
+#include "model_directory.h"
+#include "progress.h"
+#include "shallow_draft.h"
+#include "thread_policy.h"
+#include "trainer.h"
+
+namespace cadenza::training {
+namespace {
+
+std::string grouped(int64_t value) {
+    std::string digits = std::to_string(value), out;
+    for (size_t i = 0; i < digits.size(); ++i) {
+        if (i > 0 && (digits.size() - i) % 3 == 0) out.push_back(',');
+        out.push_back(digits[i]);
+    }
+    return out;
+}
+
+void describe_corpus(const TokenCorpus& corpus, std::ostream& out) {
+    out << "corpus: " << corpus.name << ": " << grouped(static_cast<int64_t>(corpus.sequences.size())) << " sequences, "
+        << grouped(corpus.token_count()) << " tokens (" << grouped(corpus.target_token_count()) << " in targets)\n";
+}
+
+void describe_model(const std::string& what, const llama::LlamaConfig& c, std::ostream& out) {
+    out << what << ": " << c.num_hidden_layers << " layers, hidden " << c.hidden_size << ", intermediate "
+        << c.intermediate_size << ", heads " << c.num_attention_heads << "/" << c.num_key_value_heads << ", vocab "
+        << c.vocab_size << ", " << grouped(c.parameter_count()) << " parameters\n";
+}
+
+void report(const TrainResult& result, const TrainOptions& options, const std::string& written, std::ostream& out) {
+    char text[256];
+    std::snprintf(text, sizeof(text), "trained steps %lld..%lld of %lld in %s (%s, %s tokens), final training loss %.4f",
+                  static_cast<long long>(result.first_step), static_cast<long long>(result.last_step),
+                  static_cast<long long>(options.steps), format_duration(result.seconds).c_str(),
+                  format_rate(result.tokens_per_second).c_str(), grouped(result.tokens).c_str(), result.final_loss);
+    out << text << '\n';
+    if (result.interrupted || !result.finished)
+        out << (result.interrupted ? "interrupted" : "stopped") << " at step " << result.last_step << " of "
+            << options.steps << "; continue with --resume\n";
+    if (!result.interrupted) {
+        out << "held-out (" << result.heldout_sequences << " sequences";
+        if (result.heldout.contains("unigram baseline accuracy"))
+            out << ", " << grouped(static_cast<int64_t>(result.heldout.at("unigram baseline accuracy").count))
+                << " labelled tokens";
+        out << "):\n";
+        for (const auto& entry : result.heldout.entries()) out << "  " << Metrics::format(entry) << '\n';
+        if (result.heldout_sequences == 0) out << "  (no held-out sequences: --holdout is 0)\n";
+    }
+    out << "wrote " << written << '\n';
+}
+
+llama::LlamaWeights load_target(const std::filesystem::path& target, const TokenCorpus& corpus, std::ostream& out) {
+    llama::LlamaWeights weights = load_model_directory(target);
+    corpus.check_vocabulary(weights.config.vocab_size, target.string());
+    describe_model("target " + target.string(), weights.config, out);
+    return weights;
+}
+
+std::filesystem::path absolute_path(const std::filesystem::path& path) {
+    return std::filesystem::absolute(path).lexically_normal();
+}
+
+}  // namespace
+
+TrainResult run_language_model_job(const LanguageModelJob& job, std::ostream& out, std::ostream& log) {
+    const int threads = llama::apply_thread_policy(static_cast<int>(job.options.threads));
+    const TokenCorpus corpus = load_token_corpus(job.corpus);
+    const llama::LlamaConfig config = llama::LlamaConfig::from_file(job.config);
+    corpus.check_vocabulary(config.vocab_size, job.config.string());
+    describe_corpus(corpus, out);
+    describe_model("target", config, out);
+    out << "threads: " << threads << '\n' << std::flush;
+    LanguageModelTask task(config, job.options.seed);
+    const TrainResult result = train(task, corpus, job.options, job.output, log);
+    report(result, job.options,
+           (job.output / "config.json").string() + ", " + (job.output / "model.safetensors").string() + " and " +
+               task.state_path(job.output).string(),
+           out);
+    return result;
+}
+
+TrainResult run_shallow_draft_job(const ShallowDraftJob& job, std::ostream& out, std::ostream& log) {
+    const int threads = llama::apply_thread_policy(static_cast<int>(job.options.threads));
+    ShallowDraftLayout layout;
+    layout.layers = parse_index_list(job.layers, "--layers");
+    layout.train_layers = parse_index_list(job.train_layers, "--train-layers");
+    const TokenCorpus corpus = load_token_corpus(job.corpus);
+    describe_corpus(corpus, out);
+    llama::LlamaWeights target = load_target(job.target, corpus, out);
+    const double weight = job.distill ? job.distill_weight : 0.0;
+    ShallowDraftTask task(std::move(target), layout, absolute_path(job.target), weight);
+    describe_model("draft (target layers " + format_index_list(layout.layers) + ", training draft layers " +
+                       format_index_list(layout.train_layers) + ", the final norm and the head)",
+                   task.draft().config(), out);
+    char loss_text[128];
+    std::snprintf(loss_text, sizeof(loss_text), "%g * cross-entropy + %g * KL(target || draft)", 1 - weight, weight);
+    out << "loss: " << (weight > 0 ? std::string(loss_text) : std::string("cross-entropy (no distillation, as SSD's Eq. 7)"))
+        << "\nthreads: " << threads << '\n'
+        << std::flush;
+    const TrainResult result = train(task, corpus, job.options, job.output, log);
+    report(result, job.options,
+           (job.output / "config.json").string() + ", " + (job.output / "model.safetensors").string() + " and " +
+               task.state_path(job.output).string(),
+           out);
+    return result;
+}
+
+TrainResult run_draft_heads_job(const DraftHeadsJob& job, std::ostream& out, std::ostream& log) {
+    const int threads = llama::apply_thread_policy(static_cast<int>(job.options.threads));
+    const TokenCorpus corpus = load_token_corpus(job.corpus);
+    describe_corpus(corpus, out);
+    llama::LlamaWeights target = load_target(job.target, corpus, out);
+    DraftHeadsTask task(std::move(target), job.kind, job.heads, absolute_path(job.target));
+    out << job.kind << " heads: " << job.heads << " (head i predicts token t+2+i), loss weights";
+    for (int64_t i = 0; i < job.heads; ++i) {
+        char w[32];
+        std::snprintf(w, sizeof(w), " %.4g", head_loss_weight(job.kind, i));
+        out << w;
+    }
+    out << "; target frozen\nthreads: " << threads << '\n' << std::flush;
+    const TrainResult result = train(task, corpus, job.options, job.output, log);
+    report(result, job.options, job.output.string() + " and " + task.state_path(job.output).string(), out);
+    return result;
+}
+
+}  // namespace cadenza::training

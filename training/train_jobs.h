@@ -1,0 +1,41 @@
+// The training runs as the command line starts them: load the inputs, build
+// the task, train, report. Plain types only (no LibTorch in this header), so
+// that the CLI does not compile against LibTorch.
+#pragma once
+
+#include <filesystem>
+#include <iosfwd>
+#include <string>
+
+#include "train_options.h"
+#include "train_result.h"
+
+namespace cadenza::training {
+
+struct LanguageModelJob {
+    std::filesystem::path corpus, config, output;
+    TrainOptions options;
+};
+
+struct ShallowDraftJob {
+    std::filesystem::path corpus, target, output;
+    std::string layers;        // "0,1,5": target layer indices, in draft order
+    std::string train_layers;  // "0,1": draft layer indices trained
+    bool distill = true;
+    double distill_weight = 0.5;
+    TrainOptions options;
+};
+
+struct DraftHeadsJob {
+    std::filesystem::path corpus, target, output;
+    std::string kind;  // "mtp" or "medusa"
+    int64_t heads = 4;
+    TrainOptions options;
+};
+
+// Each prints a summary to `out` (and progress to `log`) and returns the result.
+TrainResult run_language_model_job(const LanguageModelJob& job, std::ostream& out, std::ostream& log);
+TrainResult run_shallow_draft_job(const ShallowDraftJob& job, std::ostream& out, std::ostream& log);
+TrainResult run_draft_heads_job(const DraftHeadsJob& job, std::ostream& out, std::ostream& log);
+
+}  // namespace cadenza::training
