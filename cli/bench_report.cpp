@@ -20,6 +20,12 @@ std::string fixed(double value, int digits) {
 
 std::string percent(double part, double whole) { return whole > 0 ? fixed(100.0 * part / whole, 0) + "%" : "-"; }
 
+// Weight bytes streamed per second by a one-token pass (GB/s); 0 when unknown.
+double weight_bandwidth(const Engine::CostProfile& costs) {
+    const double one = cost_at(costs, 1);
+    return costs.weight_bytes > 0 && one > 0 ? costs.weight_bytes / one / 1e9 : 0.0;
+}
+
 }  // namespace
 
 double cost_at(const Engine::CostProfile& costs, double size) {
@@ -98,6 +104,9 @@ void print_bench_table(std::ostream& out, const std::vector<PipelineRun>& runs,
         for (size_t k = 0; k < c.sizes.size(); ++k)
             out << (k ? "," : "") << c.sizes[k] << ":" << fixed(c.verify_seconds[k] * 1e3, 2) << "ms("
                 << fixed(c.verify_seconds[k] / c.verify_seconds[0], 2) << ")";
+        if (weight_bandwidth(c) > 0)
+            out << "  weights " << fixed(c.weight_bytes / 1e6, 1) << " MB at " << fixed(weight_bandwidth(c), 1)
+                << " GB/s (m=1)";
         if (runs[i].has_drafter)
             out << "  draft " << fixed(c.draft_seconds * 1e3, 2) << " ms per proposal of " << c.draft_depth
                 << " level(s), " << c.draft_nodes << " node(s) = " << fixed(figures[i].draft_relative_cost, 3)
@@ -127,6 +136,8 @@ nlohmann::json bench_json(const std::vector<PipelineRun>& runs, const std::vecto
         costs["draft_nodes"] = r.costs.draft_nodes;
         costs["draft_relative_cost_per_level"] = f.draft_relative_cost;
         costs["verify_relative_cost"] = f.verify_relative_cost;
+        costs["weight_bytes"] = r.costs.weight_bytes;
+        costs["weight_gb_per_second_m1"] = weight_bandwidth(r.costs);
         result["pipelines"].push_back({
             {"file", r.file},
             {"name", r.name},

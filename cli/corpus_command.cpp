@@ -16,7 +16,14 @@ int write_synthetic_corpus(const SyntheticCorpusCommand& command) {
     const auto start = std::chrono::steady_clock::now();
     const training::HiddenMarkovSource source(command.source);
     const std::vector<training::TokenSequence> sequences = source.generate();
-    training::write_token_corpus(command.output, sequences);
+    if (command.backbone_layout) {
+        training::BackboneLayout layout = command.layout;
+        layout.seed = command.source.seed;
+        training::write_token_corpus(command.output,
+                                     training::apply_backbone_layout(sequences, command.source.vocab, layout));
+    } else {
+        training::write_token_corpus(command.output, sequences);
+    }
 
     // The unigram baseline: always the most frequent target token.
     std::vector<int64_t> counts(static_cast<size_t>(command.source.vocab), 0);
@@ -63,6 +70,20 @@ Command add_corpus_command(CLI::App& app) {
                               "prompt tokens per sequence, before the '|' (the chain's start, not trained on; default 4)")
             ->check(CLI::NonNegativeNumber);
         synthetic->add_option("--length", s.length, "target tokens per sequence (default 64)")->check(CLI::PositiveNumber);
+        // A speech backbone's layout: [text ids][audio start] | [audio tokens][end].
+        auto& layout = command->layout;
+        auto* offset = synthetic->add_option("--audio-offset", layout.audio_offset,
+                                             "lay the corpus out for a backbone: target tokens shifted to start here, "
+                                             "the prompt replaced by random text ids");
+        synthetic->add_option("--text-vocab", layout.text_vocab, "text ids of the prompt come from [0, N)")
+            ->needs(offset)
+            ->check(CLI::PositiveNumber);
+        synthetic->add_option("--text-length", layout.text_length, "text ids per prompt (default 12)")
+            ->needs(offset)
+            ->check(CLI::PositiveNumber);
+        synthetic->add_option("--audio-start", layout.audio_start, "token appended to each prompt")->needs(offset);
+        synthetic->add_option("--end", layout.end, "token appended to each target")->needs(offset);
+        synthetic->callback([command, offset] { command->backbone_layout = offset->count() > 0; });
         runs.emplace_back(synthetic, [command] { return write_synthetic_corpus(*command); });
     }
 

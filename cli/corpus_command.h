@@ -4,6 +4,7 @@
 #pragma once
 
 #include "command.h"
+#include "backbone_layout.h"
 #include "synthetic_corpus.h"
 
 namespace cadenza::cli {
@@ -11,6 +12,8 @@ namespace cadenza::cli {
 struct SyntheticCorpusCommand {
     std::string output;
     training::SyntheticCorpusOptions source;
+    bool backbone_layout = false;  // --audio-offset given
+    training::BackboneLayout layout;
 };
 
 // Writes the corpus and prints its size and what the ideal predictor (the

@@ -213,7 +213,7 @@ StepResult DecodingLoop::step() {
 
     StepResult step;
     step.emitted.assign(emitted_.begin(), emitted_.begin() + result.emitted_count);
-    step.accepted_drafts = verifying_ ? result.accepted_count : result.emitted_count - 1;
+    step.accepted_drafts = result.accepted_count;
     step.tree_depth = tree ? tree_depth(*tree) : 0;
     sequence_.insert(sequence_.end(), step.emitted.begin(), step.emitted.end());
     if (spdlog::should_log(spdlog::level::trace)) {

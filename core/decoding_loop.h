@@ -20,7 +20,7 @@ namespace cadenza {
 
 struct StepResult {
     std::vector<int32_t> emitted;  // tokens to append, in order
-    int32_t accepted_drafts = 0;   // drafts among them (all of them without verification)
+    int32_t accepted_drafts = 0;   // accepted drafts among them (verifying acceptors)
     int32_t tree_depth = 0;        // depth of the drafted tree
 };
 
@@ -34,6 +34,9 @@ public:
 
     // One step. The emitted tokens are appended to the sequence.
     StepResult step();
+
+    // False when the acceptor emits drafts without a verification pass.
+    bool verifies() const { return verifying_; }
 
 private:
     // Evaluates sequence[evaluated_, end) as a chain with `draft` hanging

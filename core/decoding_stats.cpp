@@ -18,7 +18,9 @@ void DecodingStats::record_step(int32_t tree_depth, int32_t accepted_depth, int6
 }
 
 double DecodingStats::mean_accepted_length() const {
-    return steps_ ? static_cast<double>(accepted_drafts_ + steps_) / static_cast<double>(steps_) : 0.0;
+    // Tokens per step: accepted drafts + the target's token when verifying,
+    // every emitted draft when not.
+    return steps_ ? static_cast<double>(tokens_) / static_cast<double>(steps_) : 0.0;
 }
 
 std::vector<double> DecodingStats::acceptance_by_depth() const {

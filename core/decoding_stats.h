@@ -24,7 +24,7 @@ public:
 
     int64_t tokens_generated() const { return tokens_; }
     int64_t steps() const { return steps_; }
-    double mean_accepted_length() const;
+    double mean_accepted_length() const;  // tokens per step
     // Fraction of steps reaching depth d + 1 that accepted it.
     std::vector<double> acceptance_by_depth() const;
 

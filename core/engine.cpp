@@ -180,7 +180,9 @@ std::vector<float> Engine::synthesize(const SynthesisRequest& request) {
                 throw Error(CDZ_STATUS_INTERNAL, "token " + std::to_string(token) + " is neither audio nor the end");
             }
         }
-        stats_.record_step(step.tree_depth, std::min(step.accepted_drafts, used - 1), used);
+        // Without verification every emitted token is an accepted draft.
+        const int32_t accepted = loop.verifies() ? std::min(step.accepted_drafts, used - 1) : used;
+        stats_.record_step(step.tree_depth, accepted, used);
         stream_out(false);
     }
 

@@ -49,6 +49,7 @@ public:
         double draft_seconds = 0.0;          // one proposal; 0 without a drafter
         int32_t draft_depth = 0;
         int32_t draft_nodes = 0;
+        int64_t weight_bytes = 0;            // the backbone's parameters; 0: unknown
     };
     CostProfile measure_costs(const std::vector<int>& sizes, int repeats);
 

@@ -67,6 +67,7 @@ Engine::CostProfile Engine::measure_costs(const std::vector<int>& sizes, int rep
 
     CostProfile profile;
     profile.sizes = sizes;
+    profile.weight_bytes = info.weight_bytes;
     for (int size : sizes) {
         forward_chain(context.data() + context_length, size);  // warm-up
         std::vector<double> times;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <map>
+#include <memory>
 #include <cstring>
 #include <deque>
 #include <limits>
@@ -187,7 +188,8 @@ struct KeyIdHash {
 
 struct Container {
     std::vector<uint32_t> items;  // tuple/list: values; dict: key0, value0, key1, value1, ...
-    std::unordered_map<KeyId, uint32_t, KeyIdHash> index;  // dict: key -> position of the key in items
+    // dict: key -> position of the key in items; allocated with the first key
+    std::unique_ptr<std::unordered_map<KeyId, uint32_t, KeyIdHash>> index;
     uint32_t state = no_object;   // OrderedDict: the state BUILD gave it
     bool ordered = false;         // dict: an OrderedDict
 };
@@ -385,12 +387,13 @@ private:
         if (!is(dict, Kind::Dict)) fail(std::string("SETITEM on a ") + kind_name(obj(dict).kind) + ", not a dict");
         const KeyId id = key_id(key);
         Container& c = container(dict);
-        const auto it = c.index.find(id);
-        if (it != c.index.end()) {
+        if (!c.index) c.index = std::make_unique<std::unordered_map<KeyId, uint32_t, KeyIdHash>>();
+        const auto it = c.index->find(id);
+        if (it != c.index->end()) {
             c.items[it->second + 1] = value;  // Python semantics: replaced in place
             return;
         }
-        c.index.emplace(id, static_cast<uint32_t>(c.items.size()));
+        c.index->emplace(id, static_cast<uint32_t>(c.items.size()));
         c.items.push_back(key);
         c.items.push_back(value);
     }

@@ -315,7 +315,7 @@ void Checkpoint::load(const Options& options) {
                         std::to_string(entry->size) + " bytes";
             return out;
         }
-        if (options.verify_crc) zip.verify_crc(*entry);
+        if (options.verify_crc) zip.verify_crc(*entry);  // once per storage: the machine resolves each key once
         out.bytes = zip.bytes(*entry);
         return out;
     };
