@@ -14,7 +14,14 @@ root=$(pwd)
 out=$(realpath -m "${1:-build/synthetic}")
 cadenza="${CADENZA:-$root/build/bin/cadenza}"
 export CADENZA_PLUGIN_PATH="${CADENZA_TEST_PLUGINS:-$root/build/tests/plugins/doubles}"
+# Every run starts afresh; a directory this script did not make is left alone.
+if [ -d "$out" ] && [ -n "$(ls -A "$out")" ] && [ ! -f "$out/.cadenza-synthetic" ]; then
+  echo "train_synthetic: $out exists and was not made by this script; choose another directory" >&2
+  exit 1
+fi
+rm -rf "$out"
 mkdir -p "$out"
+touch "$out/.cadenza-synthetic"
 cd "$out"
 
 # Layout: text ids 0..255 (frontend.chars uses 75), audio start 256, end 257, 62 audio codes from 258.
