@@ -5,12 +5,16 @@
 #include <string>
 
 #include "error.h"
+#include "huge_pages.h"
 #include "projection.h"
 
 namespace cadenza::llama {
 
 LlamaModel::LlamaModel(LlamaWeights weights, int64_t max_positions)
-    : weights_(std::move(weights)), rotary_(weights_.config, max_positions, weights_.embed_tokens.device()) {}
+    : weights_(std::move(weights)), rotary_(weights_.config, max_positions, weights_.embed_tokens.device()) {
+    // Every forward pass streams all the weights: 2 MiB pages spare it most TLB misses.
+    request_huge_pages(weights_.parameters());
+}
 
 at::Tensor LlamaModel::rms_norm(const at::Tensor& x, const at::Tensor& weight) const {
     const at::Tensor variance = x.pow(2).mean(-1, /*keepdim=*/true);
@@ -40,22 +44,27 @@ TreeOutput LlamaModel::forward_tree(KvCache& cache, const std::vector<int32_t>& 
         visible[i * n + i] = 1;
     }
     cache.begin_pass(n);
+    // Verification batches are not padded to a favourable size: with the
+    // small-m kernel (projection.cpp) a pass costs more with every node, as
+    // sgemm did not (150M model, ms for m = 3..8: 23.5 25.0 25.4 26.0 25.9 26.3;
+    // with sgemm m = 3 and 7 cost more than 4 and 8), so padding only adds work.
 
     const at::Device device = this->device();
     const auto long_options = at::TensorOptions().dtype(at::kLong);
     const at::Tensor token_ids = at::tensor(std::vector<int64_t>(tokens.begin(), tokens.end()), long_options).to(device);
     const at::Tensor position_ids = at::tensor(positions, long_options).to(device);
-    // Additive mask [n, prefix + n]: the prefix is visible to all, pending
-    // nodes only to their descendants.
-    at::Tensor mask = at::zeros({n, prefix + n}, at::TensorOptions().dtype(at::kFloat));
-    {
-        auto accessor = mask.accessor<float, 2>();
-        const float hidden_value = -std::numeric_limits<float>::infinity();
-        for (int64_t i = 0; i < n; ++i)
-            for (int64_t j = 0; j < n; ++j)
-                if (!visible[i * n + j]) accessor[i][prefix + j] = hidden_value;
+    // The prefix is visible to all, pending nodes only to their descendants:
+    // an additive mask [n, n] over the pending columns alone (none for one
+    // node), added in place to each layer's scores.
+    at::Tensor pending_mask;
+    if (n > 1) {
+        std::vector<float> values(static_cast<size_t>(n * n), 0.0f);
+        for (int64_t i = 0; i < n * n; ++i)
+            if (!visible[i]) values[i] = -std::numeric_limits<float>::infinity();
+        pending_mask = at::from_blob(values.data(), {n, n}, at::kFloat).to(device, /*non_blocking=*/false, /*copy=*/true);
     }
-    mask = mask.to(device);
+    // Rotary cos and sin rows of the positions, gathered once for all layers.
+    const auto angles = rotary_.angles(position_ids);
 
     const int64_t heads = c.num_attention_heads, kv_heads = c.num_key_value_heads, d = c.head_dim;
     const int64_t group = heads / kv_heads;
@@ -67,16 +76,16 @@ TreeOutput LlamaModel::forward_tree(KvCache& cache, const std::vector<int32_t>& 
         at::Tensor q = project(h, w.q_proj, w.q_bias).view({n, heads, d});
         at::Tensor k = project(h, w.k_proj, w.k_bias).view({n, kv_heads, d});
         const at::Tensor v = project(h, w.v_proj, w.v_bias).view({n, kv_heads, d});
-        q = rotary_.apply(q, position_ids);
-        k = rotary_.apply(k, position_ids);
+        q = rotary_.apply(q, angles);
+        k = rotary_.apply(k, angles);
         cache.write(layer, k, v);
         const at::Tensor keys = cache.keys(layer);      // [kv_heads, L, d]
         const at::Tensor values = cache.values(layer);  // [kv_heads, L, d]
         // Queries grouped by their key/value head: [kv_heads, group * n, d].
         const at::Tensor grouped = q.view({n, kv_heads, group, d}).permute({1, 2, 0, 3}).reshape({kv_heads, group * n, d});
-        at::Tensor scores = at::bmm(grouped, keys.transpose(1, 2)) * scale;  // [kv_heads, group * n, L]
-        scores = scores.view({kv_heads, group, n, prefix + n}) + mask;
-        const at::Tensor weights = at::softmax(scores, -1).view({kv_heads, group * n, prefix + n});
+        at::Tensor scores = at::bmm(grouped, keys.transpose(1, 2)).mul_(scale);  // [kv_heads, group * n, L]
+        if (pending_mask.defined()) scores.view({kv_heads, group, n, prefix + n}).narrow(-1, prefix, n).add_(pending_mask);
+        const at::Tensor weights = at::softmax(scores, -1);  // [kv_heads, group * n, L]
         const at::Tensor attended = at::bmm(weights, values)  // [kv_heads, group * n, d]
                                         .view({kv_heads, group, n, d})
                                         .permute({2, 0, 1, 3})

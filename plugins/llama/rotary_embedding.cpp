@@ -58,12 +58,18 @@ at::Tensor RotaryEmbedding::rotate(const at::Tensor& x, const at::Tensor& cos, c
     return x * cos + rotated * sin;
 }
 
-at::Tensor RotaryEmbedding::apply(const at::Tensor& x, const at::Tensor& positions) const {
+std::pair<at::Tensor, at::Tensor> RotaryEmbedding::angles(const at::Tensor& positions) const {
     if (positions.numel() > 0 && positions.max().item<int64_t>() >= max_positions())
         throw Error(CDZ_STATUS_INVALID_ARGUMENT, "position beyond the rotary table (" + std::to_string(max_positions()) + ")");
-    const at::Tensor cos = cos_.index_select(0, positions).unsqueeze(1);  // [n, 1, D]
-    const at::Tensor sin = sin_.index_select(0, positions).unsqueeze(1);
-    return rotate(x, cos, sin);
+    return {cos_.index_select(0, positions).unsqueeze(1), sin_.index_select(0, positions).unsqueeze(1)};  // [n, 1, D]
+}
+
+at::Tensor RotaryEmbedding::apply(const at::Tensor& x, const std::pair<at::Tensor, at::Tensor>& angles) const {
+    return rotate(x, angles.first, angles.second);
+}
+
+at::Tensor RotaryEmbedding::apply(const at::Tensor& x, const at::Tensor& positions) const {
+    return apply(x, angles(positions));
 }
 
 at::Tensor RotaryEmbedding::apply_sequence(const at::Tensor& x) const {

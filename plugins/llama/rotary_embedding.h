@@ -3,6 +3,8 @@
 // optionally rescaled by band as Llama 3.1/3.2 do ("llama3").
 #pragma once
 
+#include <utility>
+
 #include <ATen/ATen.h>
 
 #include "llama_config.h"
@@ -15,6 +17,10 @@ public:
 
     // x: [n, heads, head_dim]; positions: int64 [n]. Returns the rotated x.
     at::Tensor apply(const at::Tensor& x, const at::Tensor& positions) const;
+    // The cos and sin rows of `positions` (int64 [n]), each [n, 1, head_dim]:
+    // gathered once for every layer of a pass. Throws beyond the table.
+    std::pair<at::Tensor, at::Tensor> angles(const at::Tensor& positions) const;
+    at::Tensor apply(const at::Tensor& x, const std::pair<at::Tensor, at::Tensor>& angles) const;
     // x: [batch, time, heads, head_dim], positions 0..time-1.
     at::Tensor apply_sequence(const at::Tensor& x) const;
 

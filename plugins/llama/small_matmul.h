@@ -26,17 +26,15 @@ bool kernel_supported(MatmulKernel kernel);
 // overrides it when that kernel is supported; read once.
 MatmulKernel best_matmul_kernel();
 
-// Rows of x up to which project() takes the kernels: beyond, sgemm's
-// blocking wins (see projection.cpp for the measurements).
-constexpr int64_t small_matmul_max_rows = 32;
-
 // Whether the kernels take these operands: float32 CPU tensors, x [m, in]
 // with unit stride along in, weight [out, in] contiguous, bias [out]
 // contiguous or undefined, and no autograd to record.
 bool small_matmul_applies(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias);
 
-// x W^T + b with `kernel` (any m; operands as small_matmul_applies requires
-// for avx2 and avx512). Throws cadenza::Error when the kernel is unsupported.
+// x W^T + b with `kernel`, for any m: more than 8 rows go in groups of at
+// most 8 over tiles of 8 weight rows, so that the weights still stream from
+// memory once. Operands as small_matmul_applies requires for avx2 and avx512.
+// Throws cadenza::Error when the kernel is unsupported.
 at::Tensor small_matmul(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias, MatmulKernel kernel);
 
 }  // namespace cadenza::llama

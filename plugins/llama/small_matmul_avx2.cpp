@@ -12,13 +12,16 @@ struct Avx2 {
     using reg = __m256;
     using mask_t = __m256i;
     static constexpr int width = 8;
-    // 16 registers: M * R accumulators, R weight pieces and one of x.
+    // Weight rows streamed side by side for M rows of x, by measurement
+    // (see small_matmul_avx512.cpp): one long stream for M <= 2 and M >= 5,
+    // four for M = 3, 4.
     template <int M>
-    static constexpr int rows_per_block = M == 1 ? 8 : M == 2 ? 4 : M <= 4 ? 3 : M <= 6 ? 2 : 1;
+    static constexpr int rows_per_block = M == 3 || M == 4 ? 4 : 1;
 
     static void prefetch(const float* p) { _mm_prefetch(reinterpret_cast<const char*>(p), _MM_HINT_T0); }
     static reg zero() { return _mm256_setzero_ps(); }
     static reg load(const float* p) { return _mm256_loadu_ps(p); }
+    static reg add(reg a, reg b) { return _mm256_add_ps(a, b); }
     static reg fma(reg a, reg b, reg c) { return _mm256_fmadd_ps(a, b, c); }
     static mask_t mask(int64_t n) {
         return _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(n)), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));

@@ -6,10 +6,10 @@
 // any CPU.
 //
 // A vector traits type V provides: reg, width, zero(), load(p), fma(a, b, c)
-// = a * b + c, mask_t, mask(n) for the first n < width lanes,
+// = a * b + c, add(a, b), prefetch(p), mask_t, mask(n) for the first n lanes,
 // load_partial(p, mask) (zero beyond n, reading nothing there), sum(reg), and
 // rows_per_block<M>: how many weight rows one block streams side by side for
-// M rows of x (M * R accumulators must fit the register file).
+// M rows of x (chosen by measurement, see small_matmul_avx512.cpp).
 #pragma once
 
 #include <cstdint>
@@ -27,51 +27,64 @@ void matmul_rows_avx512(const float* x, int64_t m, int64_t x_stride, const float
 namespace {
 
 // Output columns [o, o + R) for M rows of x: each of the R weight rows is
-// read once, in `width`-float pieces, and multiplied into all M rows.
+// read once, in `width`-float pieces, and multiplied into all M rows. With
+// fewer than 4 accumulators, U of them per output take alternate pieces so
+// that the additions do not wait on one another.
 template <class V, int M, int R>
 inline void matmul_block(const float* x, int64_t x_stride, const float* weight, int64_t in, const float* bias,
                          float* y, int64_t y_stride, int64_t o) {
     using reg = typename V::reg;
-    reg acc[M][R];
+    constexpr int U = M * R >= 4 ? 1 : 4 / (M * R);
+    constexpr int W = V::width;
+    reg acc[U][M][R];
 #pragma GCC unroll 16
-    for (int i = 0; i < M; ++i)
+    for (int u = 0; u < U; ++u)
 #pragma GCC unroll 16
-        for (int r = 0; r < R; ++r) acc[i][r] = V::zero();
+        for (int i = 0; i < M; ++i)
+#pragma GCC unroll 16
+            for (int r = 0; r < R; ++r) acc[u][i][r] = V::zero();
     const float* w = weight + o * in;
-    int64_t k = 0;
     // The R rows are R short streams that restart every block, which the
     // hardware prefetcher follows poorly: each piece of them is fetched one
     // block ahead, into L1 (prefetches past the end do not fault).
     const float* next = w + R * in;
-    for (; k + V::width <= in; k += V::width) {
+    // One piece at k of every row into acc[u], the loads done by `load`.
+    auto piece = [&](int u, int64_t k, auto load) {
         reg wr[R];
 #pragma GCC unroll 16
-        for (int r = 0; r < R; ++r) V::prefetch(next + r * in + k);
-#pragma GCC unroll 16
-        for (int r = 0; r < R; ++r) wr[r] = V::load(w + r * in + k);
+        for (int r = 0; r < R; ++r) wr[r] = load(w + r * in + k);
 #pragma GCC unroll 16
         for (int i = 0; i < M; ++i) {
-            const reg xi = V::load(x + i * x_stride + k);
+            const reg xi = load(x + i * x_stride + k);
 #pragma GCC unroll 16
-            for (int r = 0; r < R; ++r) acc[i][r] = V::fma(xi, wr[r], acc[i][r]);
+            for (int r = 0; r < R; ++r) acc[u][i][r] = V::fma(xi, wr[r], acc[u][i][r]);
+        }
+    };
+    const auto whole = [](const float* p) { return V::load(p); };
+    int64_t k = 0;
+    for (; k + U * W <= in; k += U * W) {
+#pragma GCC unroll 16
+        for (int u = 0; u < U; ++u) {
+#pragma GCC unroll 16
+            for (int r = 0; r < R; ++r) V::prefetch(next + r * in + k + u * W);
+            piece(u, k + u * W, whole);
         }
     }
+    // What is left: whole pieces, then a partial one.
+    for (; k + W <= in; k += W) piece(0, k, whole);
     if (k < in) {
         const typename V::mask_t tail = V::mask(in - k);
-        reg wr[R];
-#pragma GCC unroll 16
-        for (int r = 0; r < R; ++r) wr[r] = V::load_partial(w + r * in + k, tail);
-#pragma GCC unroll 16
-        for (int i = 0; i < M; ++i) {
-            const reg xi = V::load_partial(x + i * x_stride + k, tail);
-#pragma GCC unroll 16
-            for (int r = 0; r < R; ++r) acc[i][r] = V::fma(xi, wr[r], acc[i][r]);
-        }
+        piece(0, k, [tail](const float* p) { return V::load_partial(p, tail); });
     }
 #pragma GCC unroll 16
     for (int i = 0; i < M; ++i)
 #pragma GCC unroll 16
-        for (int r = 0; r < R; ++r) y[i * y_stride + o + r] = V::sum(acc[i][r]) + (bias ? bias[o + r] : 0.0f);
+        for (int r = 0; r < R; ++r) {
+            reg total = acc[0][i][r];
+#pragma GCC unroll 16
+            for (int u = 1; u < U; ++u) total = V::add(total, acc[u][i][r]);
+            y[i * y_stride + o + r] = V::sum(total) + (bias ? bias[o + r] : 0.0f);
+        }
 }
 
 // Output columns [begin, end) for M rows of x.
@@ -113,9 +126,9 @@ inline void matmul_rows(const float* x, int64_t m, int64_t x_stride, const float
         matmul_columns_any<V>(static_cast<int>(m), x, x_stride, weight, in, bias, y, y_stride, out_begin, out_end);
         return;
     }
-    // Weight rows per tile: about 64 KiB of them, at least one.
-    int64_t tile = (int64_t{64} << 10) / (in * static_cast<int64_t>(sizeof(float)));
-    if (tile < 1) tile = 1;
+    // Weight rows per tile: two blocks of four (at most 80 KiB at in = 2560),
+    // read from memory by the first group and from L1/L2 by the others.
+    constexpr int64_t tile = 8;
     for (int64_t begin = out_begin; begin < out_end; begin += tile) {
         const int64_t end = begin + tile < out_end ? begin + tile : out_end;
         for (int64_t first = 0; first < m; first += size) {
