@@ -2,6 +2,7 @@
 
 #include <exception>
 #include <new>
+#include <string>
 
 #include <ATen/Parallel.h>
 #include <c10/util/Exception.h>
@@ -18,6 +19,18 @@ const cdz_host_api* g_host = nullptr;
 void set_host(const cdz_host_api* host) { g_host = host; }
 
 const cdz_host_api& host() { return *g_host; }
+
+cdz_status* enter_plugin(const cdz_host_api* host, cdz_plugin_list* out,
+                         const cdz_plugin_descriptor* const* descriptors) {
+    if (host->abi_major != CDZ_PLUGIN_ABI_MAJOR || host->struct_size < sizeof(cdz_host_api)) {
+        const std::string message = std::string(descriptors[0]->name) + ": the host's services are too old";
+        return host->status_create(CDZ_STATUS_ABI_MISMATCH, message.c_str());
+    }
+    set_host(host);
+    out->descriptors = descriptors;
+    out->count = 1;
+    return nullptr;
+}
 
 void throw_if_error(cdz_status* status) {
     if (!status) return;

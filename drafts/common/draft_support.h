@@ -18,6 +18,11 @@ namespace cadenza::drafts {
 void set_host(const cdz_host_api* host);
 const cdz_host_api& host();
 
+// The body of a drafter library's cdz_plugin_entry: checks that the host's
+// services are recent enough, keeps them, and lists the one descriptor.
+cdz_status* enter_plugin(const cdz_host_api* host, cdz_plugin_list* out,
+                         const cdz_plugin_descriptor* const* descriptors);
+
 // A status from the host becomes a cadenza::Error with its code and message.
 void throw_if_error(cdz_status* status);
 
