@@ -8,6 +8,8 @@
 #include <vector>
 
 #include "exit_codes.h"
+#include "speech_corpus_command.h"
+#include "tts_corpus_command.h"
 #include "token_corpus.h"
 
 namespace cadenza::cli {
@@ -86,6 +88,8 @@ Command add_corpus_command(CLI::App& app) {
         synthetic->callback([command, offset] { command->backbone_layout = offset->count() > 0; });
         runs.emplace_back(synthetic, [command] { return write_synthetic_corpus(*command); });
     }
+    runs.push_back(add_speech_corpus_subcommand(*corpus));
+    runs.push_back(add_tts_corpus_subcommand(*corpus));
 
     return {corpus, [runs] {
                 for (const auto& [command, run] : runs)

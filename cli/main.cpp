@@ -9,6 +9,7 @@
 #include "build_groups_command.h"
 #include "build_transitions_command.h"
 #include "build_tree_command.h"
+#include "codec_command.h"
 #include "command.h"
 #include "corpus_command.h"
 #include "doctor_command.h"
@@ -16,8 +17,11 @@
 #include "logging.h"
 #include "model_init_command.h"
 #include "plugins_command.h"
+#include "synth_command.h"
 #include "train_command.h"
+#include "transcribe_command.h"
 #include "validate_command.h"
+#include "wer_command.h"
 
 int main(int argc, char** argv) {
     using namespace cadenza::cli;
@@ -28,6 +32,7 @@ int main(int argc, char** argv) {
 
     // Subcommands in the order `cadenza --help` lists them.
     std::vector<Command> commands;
+    commands.push_back(add_synth_command(app));
     commands.push_back(add_plugins_command(app));
     commands.push_back(add_validate_command(app));
     commands.push_back(add_doctor_command(app));
@@ -38,6 +43,9 @@ int main(int argc, char** argv) {
     commands.push_back(add_model_init_command(app));
     commands.push_back(add_corpus_command(app));
     commands.push_back(add_train_command(app));
+    commands.push_back(add_codec_command(app));
+    commands.push_back(add_transcribe_command(app));
+    commands.push_back(add_wer_command(app));
 
     try {
         app.parse(argc, argv);

@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "exit_codes.h"
+#include "mel_codec_training.h"
 #include "train_jobs.h"
 
 namespace cadenza::cli {
@@ -148,6 +149,28 @@ Command add_train_command(CLI::App& app) {
         heads->add_option("--output", job->output, "heads file to write (.safetensors)")->required();
         add_common_options(heads, job->options, {1e-3, 40, 0.0});
         runs.emplace_back(heads, runner(job, training::run_draft_heads_job));
+    }
+
+    {
+        auto job = std::make_shared<training::MelCodecJob>();
+        job->options.label = "train codec";
+        job->options.seq_len = 96;
+        auto* codec = train->add_subcommand("codec", "train the mel-FSQ codec on a speech corpus (codecs/mel_fsq)");
+        codec->add_option("--manifest", job->manifest, "speech corpus manifest.tsv (`cadenza corpus speech`)")
+            ->required()
+            ->check(CLI::ExistingFile);
+        codec->add_option("--output", job->output, "directory to write (codec.safetensors, training_state.safetensors)")
+            ->required();
+        codec->add_option("--width", job->width, "channels of the residual blocks (default 256)")->check(CLI::Range(8, 4096));
+        codec->add_option("--encoder-blocks", job->encoder_blocks, "residual blocks of the encoder (default 4)")
+            ->check(CLI::Range(0, 64));
+        codec->add_option("--decoder-blocks", job->decoder_blocks, "residual blocks of the decoder (default 6)")
+            ->check(CLI::Range(0, 64));
+        codec->add_option("--levels", job->levels, "FSQ levels, comma-separated (default 8,8,8,4,4: 8,192 codes)");
+        codec->add_option("--max-utterances", job->max_utterances, "use at most this many train utterances; 0: all")
+            ->check(CLI::NonNegativeNumber);
+        add_common_options(codec, job->options, {2e-3, 200, 0.0});
+        runs.emplace_back(codec, runner(job, training::run_mel_codec_job));
     }
 
     return {train, [runs] {

@@ -1,5 +1,6 @@
 // The embedding API of cadenza.h. Every entry point catches everything and
 // returns a status: no exception leaves the library.
+#include <cstddef>
 #include "cadenza/cadenza.h"
 
 #include <cstdlib>
@@ -56,10 +57,22 @@ cadenza::SynthesisRequest make_request(const char* text, const cdz_synthesis_par
     cadenza::SynthesisRequest request;
     request.text = text;
     if (params) {
-        require(params->struct_size >= sizeof(cdz_synthesis_params), "cdz_synthesis_params: struct_size is too small");
+        // Callers built against ABI 0.1 pass the shorter struct: fields past
+        // their struct_size are not read.
+        constexpr size_t version_0_1_size = offsetof(cdz_synthesis_params, max_audio_seconds) + sizeof(double);
+        require(params->struct_size >= version_0_1_size, "cdz_synthesis_params: struct_size is too small");
         if (params->use_seed) request.seed = params->seed;
         require(params->max_audio_seconds >= 0, "cdz_synthesis_params: max_audio_seconds is negative");
         request.max_audio_seconds = params->max_audio_seconds;
+        const bool has_voice = params->struct_size >= offsetof(cdz_synthesis_params, voice_prompt_sample_rate) +
+                                                          sizeof(uint32_t);
+        if (has_voice && params->voice_prompt_samples) {
+            require(params->voice_prompt_sample_count > 0, "cdz_synthesis_params: the voice prompt has no samples");
+            require(params->voice_prompt_sample_rate > 0, "cdz_synthesis_params: the voice prompt has no sample rate");
+            request.voice_prompt.assign(params->voice_prompt_samples,
+                                        params->voice_prompt_samples + params->voice_prompt_sample_count);
+            request.voice_prompt_sample_rate = static_cast<int>(params->voice_prompt_sample_rate);
+        }
     }
     return request;
 }

@@ -12,6 +12,8 @@
 #include "host_api.h"
 #include "managed_tensor.h"
 #include "random_stream.h"
+#include "resampler.h"
+#include "wav_file.h"
 #include "sampling.h"
 #include "status_object.h"
 
@@ -86,6 +88,68 @@ Engine::Engine(PipelineConfig config) : config_(std::move(config)), stages_(std:
 
 Engine::~Engine() = default;
 
+const cdz_frontend_info& Engine::frontend_info() const { return stages_->frontend_info; }
+const cdz_codec_info& Engine::codec_info() const { return stages_->codec_info; }
+bool Engine::has_codec() const { return stages_->codec != nullptr; }
+bool Engine::has_frontend() const { return stages_->frontend != nullptr; }
+
+std::vector<int32_t> Engine::text_ids(const std::string& text) {
+    EngineStages& s = *stages_;
+    if (!s.frontend) throw Error(CDZ_STATUS_INVALID_CONFIG, config_.source + ": no [frontend]");
+    const auto& frontend = s.frontend->vtable<cdz_frontend_vtable>();
+    ManagedTensor ids;
+    throw_if_error(frontend.encode(s.frontend->context(), text.c_str(), ids.out()), s.frontend->name());
+    const auto shape = ids.expect(kDLInt, 32, 1, s.frontend->name() + ": encode");
+    return std::vector<int32_t>(ids.data<int32_t>(), ids.data<int32_t>() + shape[0]);
+}
+
+Engine::Codes Engine::encode_audio(const std::vector<float>& samples, int sample_rate) {
+    EngineStages& s = *stages_;
+    if (!s.codec) throw Error(CDZ_STATUS_INVALID_CONFIG, config_.source + ": no [codec]");
+    if (!s.codec_info.can_encode) throw Error(CDZ_STATUS_UNSUPPORTED, s.codec->name() + ": this codec cannot encode");
+    if (sample_rate <= 0) throw Error(CDZ_STATUS_INVALID_ARGUMENT, "audio without a sample rate");
+    std::vector<float> audio = samples;
+    if (static_cast<uint32_t>(sample_rate) != s.codec_info.sample_rate)
+        audio = audio::resample(samples, sample_rate, s.codec_info.sample_rate);
+    const auto& codec = s.codec->vtable<cdz_codec_vtable>();
+    TensorView view(audio.data(), DLDataType{kDLFloat, 32, 1}, {static_cast<int64_t>(audio.size())});
+    ManagedTensor encoded;
+    throw_if_error(codec.encode(s.codec->context(), view.get(), encoded.out()), s.codec->name() + ": encode");
+    const auto shape = encoded.expect(kDLInt, 32, 2, s.codec->name() + ": codes");
+    Codes codes;
+    codes.codebooks = shape[0];
+    codes.frames = shape[1];
+    codes.values.assign(encoded.data<int32_t>(), encoded.data<int32_t>() + shape[0] * shape[1]);
+    return codes;
+}
+
+std::vector<float> Engine::decode_audio(const Codes& codes) {
+    EngineStages& s = *stages_;
+    if (!s.codec) throw Error(CDZ_STATUS_INVALID_CONFIG, config_.source + ": no [codec]");
+    if (codes.values.size() != static_cast<size_t>(codes.codebooks * codes.frames))
+        throw Error(CDZ_STATUS_INVALID_ARGUMENT, "codes: the values do not fill [codebooks, frames]");
+    const auto& codec = s.codec->vtable<cdz_codec_vtable>();
+    TensorView view(codes.values.data(), int32_type, {codes.codebooks, codes.frames});
+    ManagedTensor decoded;
+    throw_if_error(codec.decode(s.codec->context(), view.get(), decoded.out()), s.codec->name() + ": decode");
+    const auto shape = decoded.expect(kDLFloat, 32, 1, s.codec->name() + ": audio");
+    return std::vector<float>(decoded.data<float>(), decoded.data<float>() + shape[0]);
+}
+
+std::vector<int32_t> Engine::voice_prompt_tokens(const std::vector<float>& samples, int sample_rate) {
+    const Codes codes = encode_audio(samples, sample_rate);
+    if (codes.codebooks != 1)
+        throw Error(CDZ_STATUS_UNSUPPORTED, stages_->codec->name() + ": voice prompts need a codec with one codebook");
+    const cdz_backbone_info& info = stages_->backbone_info;
+    std::vector<int32_t> tokens;
+    for (int32_t code : codes.values) {
+        if (code < 0 || code >= info.audio_token_count)
+            throw Error(CDZ_STATUS_INTERNAL, stages_->codec->name() + ": code " + std::to_string(code) + " out of range");
+        tokens.push_back(static_cast<int32_t>(info.audio_token_offset + code));
+    }
+    return tokens;
+}
+
 uint32_t Engine::sample_rate() const { return stages_->codec ? stages_->codec_info.sample_rate : 0; }
 
 std::vector<float> Engine::synthesize(const SynthesisRequest& request) {
@@ -125,6 +189,26 @@ std::vector<float> Engine::synthesize(const SynthesisRequest& request) {
         sequence.push_back(static_cast<int32_t>(info.text_token_offset + id));
     }
     if (info.audio_start_token >= 0) sequence.push_back(info.audio_start_token);
+    // A voice prompt follows as audio tokens and is closed by a second audio
+    // start token, after which the target's audio begins (docs/pipelines.md).
+    std::vector<int32_t> prompt_tokens;
+    if (!request.voice_prompt.empty()) {
+        prompt_tokens = voice_prompt_tokens(request.voice_prompt, request.voice_prompt_sample_rate);
+    } else if (!config_.voice_prompt.empty()) {
+        if (!default_voice_encoded_) {
+            const audio::Waveform wave = audio::read_waveform(config_.voice_prompt.string());
+            default_voice_tokens_ = voice_prompt_tokens(wave.samples, wave.sample_rate);
+            default_voice_encoded_ = true;
+        }
+        prompt_tokens = default_voice_tokens_;
+    }
+    if (!prompt_tokens.empty()) {
+        if (info.audio_start_token < 0)
+            throw Error(CDZ_STATUS_INVALID_CONFIG, s.backbone->name() +
+                                                       ": a voice prompt needs a backbone with an audio_start_token");
+        sequence.insert(sequence.end(), prompt_tokens.begin(), prompt_tokens.end());
+        sequence.push_back(info.audio_start_token);
+    }
     if (sequence.empty()) throw Error(CDZ_STATUS_INVALID_ARGUMENT, "the text gives no tokens to synthesize from");
 
     const double max_seconds = request.max_audio_seconds > 0 ? request.max_audio_seconds : config_.max_audio_seconds;

@@ -25,6 +25,10 @@ struct SynthesisRequest {
     std::string text;
     std::optional<uint64_t> seed;       // the pipeline's seed when empty
     double max_audio_seconds = 0.0;     // the pipeline's limit when 0
+    // Mono audio of the voice to imitate (any sample rate; resampled to the
+    // codec's). Empty: the pipeline's voice_prompt file, if it names one.
+    std::vector<float> voice_prompt;
+    int voice_prompt_sample_rate = 0;
     // Receives audio as it is decoded; returning false cancels the synthesis.
     std::function<bool(const float* samples, size_t count)> on_audio;
 };
@@ -53,6 +57,20 @@ public:
     };
     CostProfile measure_costs(const std::vector<int>& sizes, int repeats);
 
+    // The pipeline's frontend and codec on their own (no backbone needed):
+    // text to frontend ids, audio (any rate) to codes, codes to audio.
+    struct Codes {
+        int64_t codebooks = 0, frames = 0;
+        std::vector<int32_t> values;  // [codebooks, frames], row-major
+    };
+    std::vector<int32_t> text_ids(const std::string& text);
+    Codes encode_audio(const std::vector<float>& samples, int sample_rate);
+    std::vector<float> decode_audio(const Codes& codes);
+    const cdz_frontend_info& frontend_info() const;  // valid with a frontend
+    const cdz_codec_info& codec_info() const;        // valid with a codec
+    bool has_codec() const;
+    bool has_frontend() const;
+
     bool has_drafter() const;
     int32_t draft_max_nodes() const;  // 0 without a drafter
     bool verifies_drafts() const;
@@ -62,7 +80,12 @@ public:
     uint32_t sample_rate() const;
 
 private:
+    // The backbone ids of a voice prompt: its codec codes, one codebook.
+    std::vector<int32_t> voice_prompt_tokens(const std::vector<float>& samples, int sample_rate);
+
     PipelineConfig config_;
+    std::vector<int32_t> default_voice_tokens_;  // of config_.voice_prompt, encoded once
+    bool default_voice_encoded_ = false;
     std::unique_ptr<EngineStages> stages_;
     DecodingStats stats_;
 };

@@ -23,6 +23,8 @@ const cdz_param_spec pipeline_specs[] = {
     {"max_audio_seconds", CDZ_PARAM_FLOAT, "30.0", 1, 0.01, 3600, nullptr, "stop a synthesis after this much audio"},
     {"plugin_paths", CDZ_PARAM_STRING_ARRAY, "[]", 0, 0, 0, nullptr,
      "plugin directories or libraries searched first, relative to this file"},
+    {"voice_prompt", CDZ_PARAM_STRING, "\"\"", 0, 0, 0, nullptr,
+     "audio file of the voice to imitate when a synthesis gives none, relative to this file; empty: none"},
 };
 
 const cdz_param_spec sampling_specs[] = {
@@ -114,6 +116,17 @@ private:
                 diagnostics_.push_back(at(source_, table["device"].node()->source(),
                                           "'device': expected 'cpu' or 'cuda:N', found '" + device->text + "'"));
             }
+        }
+        if (auto* prompt = value("voice_prompt"); prompt && !prompt->text.empty()) {
+            std::filesystem::path path(prompt->text);
+            if (path.is_relative()) path = base_ / path;
+            path = path.lexically_normal();
+            std::error_code ignored;
+            if (std::filesystem::is_regular_file(path, ignored))
+                config_.voice_prompt = path;
+            else
+                diagnostics_.push_back(at(source_, table["voice_prompt"].node()->source(),
+                                          "'voice_prompt': not found: " + path.string()));
         }
         if (auto* paths = value("plugin_paths")) {
             const toml::array* array = table["plugin_paths"].as_array();
@@ -224,7 +237,9 @@ std::string PipelineConfig::to_toml() const {
     out << "plugin_paths = [";
     for (size_t i = 0; i < plugin_paths.size(); ++i)
         out << (i ? ", " : "") << toml_string_literal(plugin_paths[i].string());
-    out << "]\n\n[sampling]\n";
+    out << "]\n";
+    out << "voice_prompt = " << toml_string_literal(voice_prompt.string()) << '\n';
+    out << "\n[sampling]\n";
     out << "temperature = " << toml_float_literal(sampling.temperature) << '\n';
     out << "top_k = " << sampling.top_k << '\n';
     out << "top_p = " << toml_float_literal(sampling.top_p) << '\n';

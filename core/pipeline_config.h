@@ -29,6 +29,7 @@ struct PipelineConfig {
     uint64_t seed = 0;
     double max_audio_seconds = 0.0;
     std::vector<std::filesystem::path> plugin_paths;
+    std::filesystem::path voice_prompt;     // empty: none
     cdz_sampling sampling{};
     std::vector<StageConfig> stages;        // in the order frontend, codec, backbone, draft, acceptor
 

@@ -11,6 +11,11 @@ packages=(
   libboost-dev libboost-filesystem-dev libdlpack-dev
   libgtest-dev
   libespeak-ng-dev espeak-ng-data
+  libsndfile1-dev libsoxr-dev                # audio files, resampling
+  libpocketsphinx-dev pocketsphinx-en-us     # the word-error-rate judge
+  flite flite1-dev festival festvox-kallpc16k festvox-kdlpc16k festvox-us-slt-hts  # voices of the speech corpus
+  fortunes fortunes-min                      # sentences of the speech corpus
+  gnuplot-nox                                # benchmark plots
 )
 
 missing=()

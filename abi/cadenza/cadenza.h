@@ -29,7 +29,7 @@ extern "C" {
 #endif
 
 #define CDZ_ABI_VERSION_MAJOR 0
-#define CDZ_ABI_VERSION_MINOR 1
+#define CDZ_ABI_VERSION_MINOR 2
 
 /* ------------------------------------------------------------------------ */
 /* Versions and status                                                       */
@@ -93,6 +93,12 @@ typedef struct cdz_synthesis_params {
     uint64_t seed;
     /* Stop after this many seconds of audio; 0: the pipeline's limit. */
     double max_audio_seconds;
+    /* Since ABI 0.2: mono audio of the voice to imitate, at any sample rate,
+     * encoded by the pipeline's codec and placed after the text. NULL: the
+     * pipeline's voice_prompt file, if any. Read during the call only. */
+    const float* voice_prompt_samples;
+    size_t voice_prompt_sample_count;
+    uint32_t voice_prompt_sample_rate;
 } cdz_synthesis_params;
 
 CDZ_API cdz_synthesis_params cdz_synthesis_default_params(void);

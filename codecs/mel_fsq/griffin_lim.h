@@ -1,0 +1,33 @@
+// Griffin-Lim phase reconstruction with momentum ("fast Griffin-Lim",
+// Perraudin et al. 2013), on LibTorch's STFT/ISTFT.
+#pragma once
+
+#include <ATen/ATen.h>
+
+#include <cstdint>
+
+namespace cadenza::mel_fsq {
+
+struct GriffinLimOptions {
+    int64_t iterations = 32;
+    double momentum = 0.99;
+    // Magnitudes are raised to this power first (> 1 sharpens harmonics).
+    double power = 1.0;
+    uint64_t seed = 0;  // initial phases: a fixed pseudo-random draw, so runs repeat bit for bit
+};
+
+struct StftShape {
+    int64_t n_fft, hop_length, win_length;
+};
+
+// magnitude [n_fft / 2 + 1, frames] -> float32 audio [(frames - 1) * hop_length].
+at::Tensor griffin_lim(const at::Tensor& magnitude, const at::Tensor& window, const StftShape& stft,
+                       const GriffinLimOptions& options);
+
+// As above, but the first `known_frames` frames start from the phases of
+// `initial_phase` ([bins, known_frames], radians) instead of random ones:
+// used to continue a stream from audio already emitted.
+at::Tensor griffin_lim_from(const at::Tensor& magnitude, const at::Tensor& initial_phase, const at::Tensor& window,
+                            const StftShape& stft, const GriffinLimOptions& options);
+
+}  // namespace cadenza::mel_fsq

@@ -1,0 +1,59 @@
+// The mel-FSQ codec as one object: audio -> log-mel -> encoder -> FSQ codes,
+// and codes -> decoder -> log-mel -> Griffin-Lim -> audio.
+//
+// Model file (safetensors): the autoencoder's tensors (mel_autoencoder.h),
+// `mel_mean` and `mel_std` [n_mels] (per-bin normalization of the log-mel,
+// measured on the training audio), and metadata "cadenza.mel_fsq.config" (the
+// JSON of MelCodecConfig) plus free-form provenance.
+#pragma once
+
+#include <ATen/ATen.h>
+
+#include <filesystem>
+#include <map>
+#include <string>
+
+#include "finite_scalar_quantizer.h"
+#include "griffin_lim.h"
+#include "mel_autoencoder.h"
+#include "mel_codec_config.h"
+#include "mel_spectrogram.h"
+
+namespace cadenza::mel_fsq {
+
+class MelFsqCodec {
+public:
+    MelFsqCodec(MelAutoencoder model, at::Tensor mel_mean, at::Tensor mel_std);
+
+    // Throws std::runtime_error naming the file and the problem.
+    static MelFsqCodec load(const std::filesystem::path& path, const at::Device& device = at::kCPU);
+    void save(const std::filesystem::path& path, const std::map<std::string, std::string>& metadata = {}) const;
+
+    const MelCodecConfig& config() const { return model_.config(); }
+    const MelAutoencoder& model() const { return model_; }
+    const MelSpectrogram& analysis() const { return analysis_; }
+    const FiniteScalarQuantizer& quantizer() const { return quantizer_; }
+    const at::Tensor& mel_mean() const { return mel_mean_; }
+    const at::Tensor& mel_std() const { return mel_std_; }
+
+    // float32 audio [samples] at config().sample_rate -> int64 codes [frames]
+    at::Tensor encode(const at::Tensor& audio) const;
+    // int64 codes [frames] -> log-mel [n_mels, frames]
+    at::Tensor decode_log_mel(const at::Tensor& codes) const;
+    // log-mel [n_mels, frames] -> float32 audio [(frames - 1) * hop_length]
+    at::Tensor vocode(const at::Tensor& log_mel, const GriffinLimOptions& options) const;
+    at::Tensor decode(const at::Tensor& codes, const GriffinLimOptions& options) const {
+        return vocode(decode_log_mel(codes), options);
+    }
+
+    at::Tensor normalize(const at::Tensor& log_mel) const;    // per bin, [.., n_mels, frames]
+    at::Tensor denormalize(const at::Tensor& normalized) const;
+
+private:
+    MelAutoencoder model_;
+    MelSpectrogram analysis_;
+    FiniteScalarQuantizer quantizer_;
+    at::Tensor mel_mean_, mel_std_;
+};
+
+}  // namespace cadenza::mel_fsq

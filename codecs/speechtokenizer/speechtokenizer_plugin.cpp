@@ -1,0 +1,80 @@
+// codec.speechtokenizer: SpeechTokenizer from its released SpeechTokenizer.pt
+// and config.json. Mono 16 kHz audio <-> n_q codebooks at 50 Hz (with the
+// base config); n_q = 1 gives the semantic RVQ-1 tokens only. The decoder
+// is not causal, so streaming decodes everything when the last chunk
+// arrives. See docs/codecs.md.
+#include <filesystem>
+#include <memory>
+
+#include "cadenza/plugin.h"
+#include "codec_plugin_glue.h"
+#include "error.h"
+#include "speechtokenizer_mono_codec.h"
+
+namespace {
+
+using namespace cadenza;
+using namespace cadenza::speechtokenizer;
+
+constexpr const char* plugin_name = "codec.speechtokenizer";
+
+const cdz_param_spec params[] = {
+    {"checkpoint", CDZ_PARAM_PATH, nullptr, 0, 0, 0, nullptr, "state dict: SpeechTokenizer.pt (or .safetensors)"},
+    {"config", CDZ_PARAM_STRING, "\"\"", 0, 0, 0, nullptr,
+     "the model's config.json (relative to the checkpoint's directory); empty: config.json beside the checkpoint"},
+    {"n_q", CDZ_PARAM_INT, "0", 1, 0, 1024, nullptr,
+     "codebooks to encode and decode, 1 = semantic tokens only; 0: all of the config's n_q"},
+    {"device", CDZ_PARAM_STRING, "\"\"", 0, 0, 0, nullptr, "\"cpu\", \"cuda:N\"; empty: the pipeline's device"},
+    {"threads", CDZ_PARAM_INT, "0", 1, 0, 1024, nullptr, "LibTorch intra-op threads (process-wide); 0: leave as is"},
+};
+
+std::unique_ptr<codec_plugin::MonoCodec> make_codec(const cdz_instance_args& args, const codec_plugin::Params& p) {
+    const std::filesystem::path checkpoint = p.string("checkpoint");
+    std::filesystem::path config_path = p.string("config");
+    if (config_path.empty()) config_path = "config.json";
+    if (config_path.is_relative()) config_path = checkpoint.parent_path() / config_path;
+    if (!std::filesystem::is_regular_file(config_path))
+        throw Error(CDZ_STATUS_NOT_FOUND, "config file not found: " + config_path.string());
+    const SpeechTokenizerConfig config = SpeechTokenizerConfig::from_file(config_path);
+    const int64_t requested = p.integer("n_q");
+    if (requested > config.quantizer.n_q)
+        throw Error(CDZ_STATUS_INVALID_CONFIG, "n_q = " + std::to_string(requested) + " but the model has " +
+                                                   std::to_string(config.quantizer.n_q) + " quantizers (" +
+                                                   config_path.string() + ")");
+    codec_plugin::apply_threads(p.integer("threads"));
+    const c10::Device device = codec_plugin::device_of(args, p);
+    auto model = std::make_unique<SpeechTokenizerModel>(SpeechTokenizerModel::load(config, checkpoint, device));
+    return std::make_unique<SpeechTokenizerMonoCodec>(std::move(model), requested > 0 ? requested : config.quantizer.n_q);
+}
+
+cdz_status* create(const cdz_instance_args* args, void** out_ctx) {
+    return codec_plugin::create(plugin_name, args, out_ctx, make_codec);
+}
+
+const cdz_codec_vtable vtable = {
+    sizeof(cdz_codec_vtable),      create,
+    codec_plugin::destroy,         codec_plugin::get_info,
+    codec_plugin::encode,          codec_plugin::decode,
+    codec_plugin::stream_create,   codec_plugin::stream_decode,
+    codec_plugin::stream_destroy,
+};
+
+const cdz_plugin_descriptor descriptor = {
+    sizeof(cdz_plugin_descriptor), CDZ_PLUGIN_ABI_MAJOR, CDZ_PLUGIN_ABI_MINOR, plugin_name,
+    CDZ_PLUGIN_KIND_CODEC, "1.0.0", "SpeechTokenizer: semantic (RVQ-1) and acoustic speech tokens, 16 kHz",
+    params, sizeof(params) / sizeof(params[0]), sizeof(cdz_param_spec), &vtable,
+};
+
+const cdz_plugin_descriptor* const descriptors[] = {&descriptor};
+
+}  // namespace
+
+extern "C" CDZ_PLUGIN_EXPORT cdz_status* cdz_plugin_entry(const cdz_host_api* host_api, cdz_plugin_list* out) {
+    if (host_api->abi_major != CDZ_PLUGIN_ABI_MAJOR || host_api->struct_size < sizeof(cdz_host_api))
+        return host_api->status_create(CDZ_STATUS_ABI_MISMATCH,
+                                       "codec.speechtokenizer: the host's services are too old");
+    codec_plugin::set_host(host_api);
+    out->descriptors = descriptors;
+    out->count = 1;
+    return nullptr;
+}

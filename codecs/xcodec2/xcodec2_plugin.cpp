@@ -1,0 +1,65 @@
+// codec.xcodec2: X-codec2 (zhenye234/X-Codec-2.0, HKUSTAudio/xcodec2)
+// decoding: one codebook of 65,536 FSQ codes at 50 Hz -> mono 16 kHz audio.
+// Encoding is not implemented (CDZ_STATUS_UNSUPPORTED, can_encode 0). See
+// docs/codecs.md.
+#include <filesystem>
+#include <memory>
+
+#include "cadenza/plugin.h"
+#include "codec_plugin_glue.h"
+#include "error.h"
+#include "xcodec2_mono_codec.h"
+
+namespace {
+
+using namespace cadenza;
+using namespace cadenza::xcodec2;
+
+constexpr const char* plugin_name = "codec.xcodec2";
+
+const cdz_param_spec params[] = {
+    {"checkpoint", CDZ_PARAM_PATH, nullptr, 0, 0, 0, nullptr,
+     "state dict with generator.* and fc_post_a.* keys: .ckpt / .pt / .bin (torch.save zip archive of the flat "
+     "state dict) or .safetensors (e.g. HKUSTAudio/xcodec2 model.safetensors)"},
+    {"device", CDZ_PARAM_STRING, "\"\"", 0, 0, 0, nullptr, "\"cpu\", \"cuda:N\"; empty: the pipeline's device"},
+    {"threads", CDZ_PARAM_INT, "0", 1, 0, 1024, nullptr, "LibTorch intra-op threads (process-wide); 0: leave as is"},
+};
+
+std::unique_ptr<codec_plugin::MonoCodec> make_codec(const cdz_instance_args& args, const codec_plugin::Params& p) {
+    const std::filesystem::path checkpoint = p.string("checkpoint");
+    codec_plugin::apply_threads(p.integer("threads"));
+    const c10::Device device = codec_plugin::device_of(args, p);
+    auto decoder = std::make_unique<XCodec2Decoder>(XCodec2Decoder::load(XCodec2Config::official(), checkpoint, device));
+    return std::make_unique<XCodec2MonoCodec>(std::move(decoder));
+}
+
+cdz_status* create(const cdz_instance_args* args, void** out_ctx) {
+    return codec_plugin::create(plugin_name, args, out_ctx, make_codec);
+}
+
+const cdz_codec_vtable vtable = {
+    sizeof(cdz_codec_vtable),      create,
+    codec_plugin::destroy,         codec_plugin::get_info,
+    codec_plugin::encode,          codec_plugin::decode,
+    codec_plugin::stream_create,   codec_plugin::stream_decode,
+    codec_plugin::stream_destroy,
+};
+
+const cdz_plugin_descriptor descriptor = {
+    sizeof(cdz_plugin_descriptor), CDZ_PLUGIN_ABI_MAJOR, CDZ_PLUGIN_ABI_MINOR, plugin_name,
+    CDZ_PLUGIN_KIND_CODEC, "0.1.0", "X-codec2 decoder: 65,536 FSQ codes at 50 Hz -> 16 kHz speech (no encoder yet)",
+    params, sizeof(params) / sizeof(params[0]), sizeof(cdz_param_spec), &vtable,
+};
+
+const cdz_plugin_descriptor* const descriptors[] = {&descriptor};
+
+}  // namespace
+
+extern "C" CDZ_PLUGIN_EXPORT cdz_status* cdz_plugin_entry(const cdz_host_api* host_api, cdz_plugin_list* out) {
+    if (host_api->abi_major != CDZ_PLUGIN_ABI_MAJOR || host_api->struct_size < sizeof(cdz_host_api))
+        return host_api->status_create(CDZ_STATUS_ABI_MISMATCH, "codec.xcodec2: the host's services are too old");
+    codec_plugin::set_host(host_api);
+    out->descriptors = descriptors;
+    out->count = 1;
+    return nullptr;
+}

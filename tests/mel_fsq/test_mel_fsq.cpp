@@ -1,0 +1,195 @@
+// The mel-FSQ codec's parts: FSQ codes, the mel analysis, Griffin-Lim, the
+// model file, chunked decoding. Random weights: quality is measured by
+// `cadenza codec evaluate`, not here.
+#include <gtest/gtest.h>
+
+#include <ATen/ATen.h>
+#include <ATen/CPUGeneratorImpl.h>
+
+#include <cmath>
+#include <filesystem>
+#include <set>
+
+#include "finite_scalar_quantizer.h"
+#include "griffin_lim.h"
+#include "mel_fsq_codec.h"
+#include "mel_spectrogram.h"
+#include "mel_stream_decoder.h"
+#include "safetensors.h"
+
+namespace {
+
+using namespace cadenza::mel_fsq;
+
+std::filesystem::path scratch(const std::string& name) {
+    const auto dir = std::filesystem::temp_directory_path() / "cadenza_test_mel_fsq";
+    std::filesystem::create_directories(dir);
+    return dir / name;
+}
+
+at::Tensor test_signal(int64_t samples, int64_t rate) {
+    // A vowel-like harmonic series with a gliding pitch, plus a little noise.
+    at::Generator generator = at::make_generator<at::CPUGeneratorImpl>(7);
+    const at::Tensor t = at::arange(samples, at::kDouble) / static_cast<double>(rate);
+    const at::Tensor f0 = 120.0 + 40.0 * t;
+    const at::Tensor phase = 2.0 * M_PI * at::cumsum(f0, 0) / static_cast<double>(rate);
+    at::Tensor signal = at::zeros({samples}, at::kDouble);
+    for (int h = 1; h <= 12; ++h) signal += at::sin(phase * h) / h;
+    signal = 0.2 * signal + 0.005 * at::randn({samples}, generator, at::kDouble);
+    return signal.to(at::kFloat);
+}
+
+MelCodecConfig small_config() {
+    MelCodecConfig config;
+    config.width = 32;
+    config.encoder_blocks = 1;
+    config.decoder_blocks = 2;
+    return config;
+}
+
+TEST(FiniteScalarQuantizer, EveryCodeRoundTripsThroughItsValues) {
+    const FiniteScalarQuantizer fsq({8, 8, 8, 4, 4});
+    ASSERT_EQ(fsq.codebook_size(), 8192);
+    const at::Tensor codes = at::arange(8192, at::kLong).unsqueeze(0);
+    const at::Tensor values = fsq.values(codes);  // [1, 5, 8192] in [-1, 1]
+    ASSERT_LE(values.abs().max().item<float>(), 1.0f);
+    // A latent whose bounded value sits just inside each digit's rounding cell.
+    const std::vector<int64_t> levels{8, 8, 8, 4, 4};
+    at::Tensor latent = at::empty_like(values);
+    for (int64_t d = 0; d < 5; ++d) {
+        const double L = static_cast<double>(levels[d]);
+        const double half = (L - 1.0) * (1.0 - 1e-3) / 2.0, offset = levels[d] % 2 == 0 ? 0.5 : 0.0;
+        const double shift = std::atanh(offset / half);
+        const at::Tensor digit = values.select(1, d) * static_cast<double>(levels[d] / 2);
+        latent.select(1, d).copy_(at::atanh((digit * 0.95 + offset) / half) - shift);
+    }
+    EXPECT_TRUE(at::equal(fsq.codes(latent), codes));
+    EXPECT_TRUE(at::allclose(fsq.quantize(latent), values));
+}
+
+TEST(FiniteScalarQuantizer, RejectsCodesOutOfRange) {
+    const FiniteScalarQuantizer fsq({8, 8, 8, 4, 4});
+    EXPECT_THROW(fsq.values(at::full({1, 3}, 8192, at::kLong)), std::invalid_argument);
+    EXPECT_THROW(fsq.values(at::full({1, 3}, -1, at::kLong)), std::invalid_argument);
+}
+
+TEST(MelSpectrogram, FramesAndPeakOfASine) {
+    const MelCodecConfig config;
+    const MelSpectrogram mel(config);
+    const int64_t samples = 16000;
+    const at::Tensor t = at::arange(samples, at::kFloat) / 16000.0;
+    const at::Tensor sine = 0.5 * at::sin(2.0 * M_PI * 1000.0 * t);
+    const at::Tensor log_mel = mel.log_mel(sine);
+    ASSERT_EQ(log_mel.size(0), 80);
+    ASSERT_EQ(log_mel.size(1), samples / 320 + 1);
+    // The loudest mel bin of a 1 kHz tone is the filter centred nearest 1 kHz.
+    const at::Tensor bank = mel.filterbank();
+    const int64_t bin_1k = 1000 * 1024 / 16000;  // 64
+    const int64_t expected = bank.select(1, bin_1k).argmax().item<int64_t>();
+    EXPECT_EQ(log_mel.select(1, 25).argmax().item<int64_t>(), expected);
+}
+
+TEST(GriffinLim, ReconstructsAMagnitudeAndRepeatsBitForBit) {
+    const MelCodecConfig config;
+    const MelSpectrogram mel(config);
+    const at::Tensor signal = test_signal(16000, 16000);
+    const at::Tensor magnitude = mel.magnitude(signal);
+    const StftShape shape{config.n_fft, config.hop_length, config.win_length};
+    GriffinLimOptions options;
+    const at::Tensor a = griffin_lim(magnitude, mel.window(), shape, options);
+    const at::Tensor b = griffin_lim(magnitude, mel.window(), shape, options);
+    ASSERT_EQ(a.numel(), (magnitude.size(1) - 1) * config.hop_length);
+    EXPECT_TRUE(at::equal(a, b));
+    const at::Tensor rebuilt = mel.magnitude(a);
+    const double convergence = (at::norm(rebuilt - magnitude) / at::norm(magnitude)).item<double>();
+    EXPECT_LT(convergence, 0.2) << "spectral convergence after 32 iterations";
+    options.iterations = 1;
+    const at::Tensor rough = mel.magnitude(griffin_lim(magnitude, mel.window(), shape, options));
+    EXPECT_LT(convergence, (at::norm(rough - magnitude) / at::norm(magnitude)).item<double>());
+}
+
+TEST(MelFsqCodec, SavesLoadsAndCodesTheSame) {
+    const MelCodecConfig config = small_config();
+    MelFsqCodec codec(MelAutoencoder::initialize(config, 3), at::zeros({80}), at::ones({80}) * 2.0);
+    const auto path = scratch("codec.safetensors");
+    codec.save(path, {{"note", "test"}});
+    const MelFsqCodec loaded = MelFsqCodec::load(path);
+    const at::Tensor signal = test_signal(8000, 16000);
+    const at::Tensor codes = codec.encode(signal);
+    EXPECT_EQ(codes.size(0), 8000 / 320 + 1);
+    EXPECT_TRUE(at::equal(codes, loaded.encode(signal)));
+    EXPECT_GE(codes.min().item<int64_t>(), 0);
+    EXPECT_LT(codes.max().item<int64_t>(), 8192);
+    const at::Tensor audio = loaded.decode(codes, GriffinLimOptions{});
+    EXPECT_EQ(audio.numel(), (codes.size(0) - 1) * 320);
+    EXPECT_TRUE(at::isfinite(audio).all().item<bool>());
+}
+
+TEST(MelFsqCodec, LoadErrorsNameTheFileAndTheTensor) {
+    const MelCodecConfig config = small_config();
+    const auto model = MelAutoencoder::initialize(config, 3);
+    auto write = [&](const std::string& name, bool drop, bool bad_shape, const std::string& config_json) {
+        cadenza::safetensors::Writer writer;
+        writer.set_metadata("cadenza.mel_fsq.config", config_json);
+        for (const auto& [key, tensor] : model.tensors()) {
+            if (drop && key == "decoder.output.bias") continue;
+            at::Tensor t = bad_shape && key == "encoder.input.bias" ? at::zeros({7}) : tensor.contiguous();
+            writer.add_f32(key, {t.sizes().begin(), t.sizes().end()}, t.data_ptr<float>());
+        }
+        const at::Tensor mean = at::zeros({80}), std_dev = at::ones({80});
+        writer.add_f32("mel_mean", {80}, mean.data_ptr<float>());
+        writer.add_f32("mel_std", {80}, std_dev.data_ptr<float>());
+        const auto path = scratch(name);
+        writer.write(path);
+        return path;
+    };
+    auto message = [](const std::filesystem::path& path) {
+        try {
+            MelFsqCodec::load(path);
+        } catch (const std::runtime_error& error) {
+            return std::string(error.what());
+        }
+        return std::string("no error");
+    };
+    const auto missing = write("missing.safetensors", true, false, config.to_json());
+    EXPECT_NE(message(missing).find("missing.safetensors"), std::string::npos);
+    EXPECT_NE(message(missing).find("decoder.output.bias"), std::string::npos);
+    const auto misshapen = write("misshapen.safetensors", false, true, config.to_json());
+    EXPECT_NE(message(misshapen).find("encoder.input.bias"), std::string::npos);
+    std::string unknown = config.to_json();
+    unknown.insert(1, "\"widht\": 3, ");
+    EXPECT_NE(message(write("unknown.safetensors", false, false, unknown)).find("unknown codec config key 'widht'"),
+              std::string::npos);
+}
+
+TEST(MelStreamDecoder, ChunksAddUpToTheWholeLengthAndSpectrum) {
+    const MelCodecConfig config = small_config();
+    MelFsqCodec codec(MelAutoencoder::initialize(config, 5), at::zeros({80}), at::ones({80}));
+    const at::Tensor codes = codec.encode(test_signal(32000, 16000));
+    const at::Tensor whole = codec.decode(codes, GriffinLimOptions{});
+    MelStreamDecoder stream(codec, StreamOptions{});
+    std::vector<float> streamed;
+    int64_t chunks_with_audio = 0;
+    for (int64_t begin = 0; begin < codes.size(0); begin += 7) {
+        const int64_t length = std::min<int64_t>(7, codes.size(0) - begin);
+        const auto out = stream.push(codes.narrow(0, begin, length), begin + length == codes.size(0));
+        chunks_with_audio += out.empty() ? 0 : 1;
+        streamed.insert(streamed.end(), out.begin(), out.end());
+    }
+    ASSERT_EQ(static_cast<int64_t>(streamed.size()), whole.numel());
+    EXPECT_GE(chunks_with_audio, 3) << "audio must arrive before the stream ends";
+    // Not the same samples (Griffin-Lim's phases differ) but the same spectrum.
+    const MelSpectrogram mel(config);
+    const at::Tensor target = mel.magnitude_from_log_mel(codec.decode_log_mel(codes));
+    auto convergence = [&](const at::Tensor& audio) {
+        const at::Tensor m = mel.magnitude(audio);
+        const int64_t frames = std::min(m.size(1), target.size(1));
+        return (at::norm(m.narrow(1, 0, frames) - target.narrow(1, 0, frames)) / at::norm(target.narrow(1, 0, frames)))
+            .item<double>();
+    };
+    const double whole_error = convergence(whole);
+    const double stream_error = convergence(at::tensor(streamed, at::kFloat));
+    EXPECT_LT(stream_error, whole_error * 1.6 + 0.05) << "whole " << whole_error << ", streamed " << stream_error;
+}
+
+}  // namespace
