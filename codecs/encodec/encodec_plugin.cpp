@@ -43,13 +43,7 @@ cdz_status* create(const cdz_instance_args* args, void** out_ctx) {
     return codec_plugin::create(plugin_name, args, out_ctx, make_codec);
 }
 
-const cdz_codec_vtable vtable = {
-    sizeof(cdz_codec_vtable),      create,
-    codec_plugin::destroy,         codec_plugin::get_info,
-    codec_plugin::encode,          codec_plugin::decode,
-    codec_plugin::stream_create,   codec_plugin::stream_decode,
-    codec_plugin::stream_destroy,
-};
+const cdz_codec_vtable vtable = codec_plugin::vtable_with(create);
 
 const cdz_plugin_descriptor descriptor = {
     sizeof(cdz_plugin_descriptor), CDZ_PLUGIN_ABI_MAJOR, CDZ_PLUGIN_ABI_MINOR, plugin_name,
@@ -62,10 +56,5 @@ const cdz_plugin_descriptor* const descriptors[] = {&descriptor};
 }  // namespace
 
 extern "C" CDZ_PLUGIN_EXPORT cdz_status* cdz_plugin_entry(const cdz_host_api* host_api, cdz_plugin_list* out) {
-    if (host_api->abi_major != CDZ_PLUGIN_ABI_MAJOR || host_api->struct_size < sizeof(cdz_host_api))
-        return host_api->status_create(CDZ_STATUS_ABI_MISMATCH, "codec.encodec: the host's services are too old");
-    codec_plugin::set_host(host_api);
-    out->descriptors = descriptors;
-    out->count = 1;
-    return nullptr;
+    return codec_plugin::enter(host_api, out, descriptors, plugin_name);
 }

@@ -108,11 +108,6 @@ const cdz_plugin_descriptor* const descriptors[] = {&descriptor};
 }  // namespace
 
 extern "C" CDZ_PLUGIN_EXPORT cdz_status* cdz_plugin_entry(const cdz_host_api* host_api, cdz_plugin_list* out) {
-    if (host_api->abi_major != CDZ_PLUGIN_ABI_MAJOR || host_api->struct_size < sizeof(cdz_host_api))
-        return host_api->status_create(CDZ_STATUS_ABI_MISMATCH, "codec.hubert: the host's services are too old");
     host = host_api;
-    codec_plugin::set_host(host_api);
-    out->descriptors = descriptors;
-    out->count = 1;
-    return nullptr;
+    return codec_plugin::enter(host_api, out, descriptors, plugin_name);
 }

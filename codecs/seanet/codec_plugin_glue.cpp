@@ -6,6 +6,7 @@
 #include <cstring>
 #include <new>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include <ATen/Context.h>
@@ -187,6 +188,17 @@ void apply_threads(int64_t threads) {
 }
 
 void set_host(const cdz_host_api* host_api) { host = host_api; }
+
+cdz_status* enter(const cdz_host_api* host_api, cdz_plugin_list* out, const cdz_plugin_descriptor* const* descriptors,
+                  const char* plugin_name) {
+    if (host_api->abi_major != CDZ_PLUGIN_ABI_MAJOR || host_api->struct_size < sizeof(cdz_host_api))
+        return host_api->status_create(CDZ_STATUS_ABI_MISMATCH,
+                                       (std::string(plugin_name) + ": the host's services are too old").c_str());
+    set_host(host_api);
+    out->descriptors = descriptors;
+    out->count = 1;
+    return nullptr;
+}
 
 cdz_status* create(const char* plugin_name, const cdz_instance_args* args, void** out_ctx, const CodecFactory& factory) {
     return guarded(plugin_name, [&] {

@@ -71,6 +71,11 @@ using CodecFactory = std::function<std::unique_ptr<MonoCodec>(const cdz_instance
 // Keeps the host table; call from cdz_plugin_entry.
 void set_host(const cdz_host_api* host);
 
+// The body of a glue plugin's cdz_plugin_entry: refuses an older host, keeps
+// its table and hands out the one descriptor.
+cdz_status* enter(const cdz_host_api* host, cdz_plugin_list* out, const cdz_plugin_descriptor* const* descriptors,
+                  const char* plugin_name);
+
 // The vtable's functions. `plugin_name` prefixes every message.
 cdz_status* create(const char* plugin_name, const cdz_instance_args* args, void** out_ctx, const CodecFactory& factory);
 void destroy(void* ctx);
@@ -80,5 +85,11 @@ cdz_status* decode(void* ctx, const DLTensor* codes, DLManagedTensor** out_audio
 cdz_status* stream_create(void* ctx, void** out_stream);
 cdz_status* stream_decode(void* stream, const DLTensor* codes, int is_last, DLManagedTensor** out_audio);
 void stream_destroy(void* stream);
+
+// The codec table of a glue plugin: its own create, the glue for the rest.
+constexpr cdz_codec_vtable vtable_with(cdz_status* (*plugin_create)(const cdz_instance_args*, void**)) {
+    return cdz_codec_vtable{sizeof(cdz_codec_vtable), plugin_create, destroy,       get_info,      encode,
+                            decode,                   stream_create, stream_decode, stream_destroy};
+}
 
 }  // namespace cadenza::codec_plugin
