@@ -72,10 +72,19 @@ void print_bench_table(std::ostream& out, const std::vector<PipelineRun>& runs,
                        const std::vector<PipelineFigures>& figures, size_t texts) {
     out << "cadenza bench: " << runs.size() << " pipeline(s), " << texts
         << " text(s) each, same seeds; speedup is over the first pipeline in this run\n\n";
+    print_bench_details(out, runs, figures);
+}
+
+void print_bench_details(std::ostream& out, const std::vector<PipelineRun>& runs,
+                         const std::vector<PipelineFigures>& figures, const std::vector<ExtraColumn>& extra,
+                         const std::string& rtf_header) {
+    const int rtf_width = std::max(8, static_cast<int>(rtf_header.size()) + 1);
+    auto extra_width = [](const ExtraColumn& column) { return std::max(8, static_cast<int>(column.header.size()) + 1); };
     out << std::left << std::setw(22) << "pipeline" << std::right << std::setw(10) << "tokens" << std::setw(10)
         << "tok/s" << std::setw(9) << "speedup" << std::setw(9) << "mean acc" << std::setw(11) << "passes/tok"
-        << std::setw(8) << "RTF" << std::setw(9) << "ceiling" << std::setw(10) << "realized" << "   time split draft/verify/accept/other"
-        << '\n';
+        << std::setw(rtf_width) << rtf_header << std::setw(9) << "ceiling" << std::setw(10) << "realized";
+    for (const auto& column : extra) out << std::setw(extra_width(column)) << column.header;
+    out << "   time split draft/verify/accept/other\n";
     for (size_t i = 0; i < runs.size(); ++i) {
         const auto& s = runs[i].stats;
         const auto& f = figures[i];
@@ -83,10 +92,11 @@ void print_bench_table(std::ostream& out, const std::vector<PipelineRun>& runs,
         out << std::left << std::setw(22) << runs[i].name.substr(0, 21) << std::right << std::setw(10)
             << s.tokens_generated() << std::setw(10) << fixed(f.tokens_per_second, 1) << std::setw(8)
             << fixed(f.speedup, 2) << "x" << std::setw(9) << fixed(f.mean_accepted_length, 2) << std::setw(11)
-            << fixed(f.target_passes_per_token, 3) << std::setw(8) << fixed(f.real_time_factor, 1) << std::setw(8)
-            << fixed(f.ceiling, 2) << "x" << std::setw(9) << fixed(100.0 * f.realized, 0) << "%   "
-            << percent(s.draft_seconds, s.wall_seconds) << " / " << percent(s.verify_seconds, s.wall_seconds) << " / "
-            << percent(s.accept_seconds, s.wall_seconds) << " / " << percent(other, s.wall_seconds) << '\n';
+            << fixed(f.target_passes_per_token, 3) << std::setw(rtf_width) << fixed(f.real_time_factor, 1)
+            << std::setw(8) << fixed(f.ceiling, 2) << "x" << std::setw(9) << fixed(100.0 * f.realized, 0) << "%";
+        for (const auto& column : extra) out << std::setw(extra_width(column)) << column.cells.at(i);
+        out << "   " << percent(s.draft_seconds, s.wall_seconds) << " / " << percent(s.verify_seconds, s.wall_seconds)
+            << " / " << percent(s.accept_seconds, s.wall_seconds) << " / " << percent(other, s.wall_seconds) << '\n';
     }
 
     out << "\nacceptance rate by draft position\n";
@@ -115,6 +125,42 @@ void print_bench_table(std::ostream& out, const std::vector<PipelineRun>& runs,
     }
     out << "\nceiling = mean accepted length / (cost(nodes + 1) / cost(1) + depth * draft / target); "
            "realized = speedup / ceiling\n";
+}
+
+std::string csv_field(const std::string& text) {
+    if (text.find_first_of(",\"\r\n") == std::string::npos) return text;
+    std::string quoted = "\"";
+    for (const char c : text) quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
+    return quoted + "\"";
+}
+
+std::string bench_csv(const std::vector<PipelineRun>& runs, const std::vector<PipelineFigures>& figures,
+                      const std::vector<ExtraColumn>& extra) {
+    auto number = [](double value) {
+        std::ostringstream text;
+        text << std::setprecision(6) << value;
+        return text.str();
+    };
+    std::ostringstream csv;
+    csv << "pipeline,file,tokens,steps,tokens_per_second,speedup,mean_accepted_length,target_passes_per_token,"
+           "audio_seconds,wall_seconds,real_time_factor_audio_s_per_wall_s,ceiling,realized_fraction,"
+           "draft_share,verify_share,accept_share";
+    for (const auto& column : extra) csv << ',' << csv_field(column.header);
+    csv << '\n';
+    for (size_t i = 0; i < runs.size(); ++i) {
+        const auto& s = runs[i].stats;
+        const auto& f = figures[i];
+        auto share = [&](double seconds) { return number(s.wall_seconds > 0 ? seconds / s.wall_seconds : 0.0); };
+        csv << csv_field(runs[i].name) << ',' << csv_field(runs[i].file) << ',' << s.tokens_generated() << ','
+            << s.steps() << ',' << number(f.tokens_per_second) << ',' << number(f.speedup) << ','
+            << number(f.mean_accepted_length) << ',' << number(f.target_passes_per_token) << ','
+            << number(s.audio_seconds) << ',' << number(s.wall_seconds) << ',' << number(f.real_time_factor) << ','
+            << number(f.ceiling) << ',' << number(f.realized) << ',' << share(s.draft_seconds) << ','
+            << share(s.verify_seconds) << ',' << share(s.accept_seconds);
+        for (const auto& column : extra) csv << ',' << csv_field(column.cells.at(i));
+        csv << '\n';
+    }
+    return csv.str();
 }
 
 nlohmann::json bench_json(const std::vector<PipelineRun>& runs, const std::vector<PipelineFigures>& figures,

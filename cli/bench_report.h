@@ -40,8 +40,29 @@ double cost_at(const Engine::CostProfile& costs, double size);
 
 PipelineFigures compute_figures(const PipelineRun& run, const PipelineRun& baseline);
 
+// A column a suite adds: to the table (between `realized` and the time
+// split, right-aligned) or to the CSV (after the common columns).
+struct ExtraColumn {
+    std::string header;
+    std::vector<std::string> cells;  // one per pipeline
+};
+
+// The heading, then print_bench_details.
 void print_bench_table(std::ostream& out, const std::vector<PipelineRun>& runs,
                        const std::vector<PipelineFigures>& figures, size_t texts);
+
+// One row per pipeline, the acceptance by position, the measured costs and
+// the ceiling's formula. `rtf_header` names the RTF column.
+void print_bench_details(std::ostream& out, const std::vector<PipelineRun>& runs,
+                         const std::vector<PipelineFigures>& figures, const std::vector<ExtraColumn>& extra = {},
+                         const std::string& rtf_header = "RTF");
+
+// One row per pipeline after a header line; units are in the column names.
+std::string bench_csv(const std::vector<PipelineRun>& runs, const std::vector<PipelineFigures>& figures,
+                      const std::vector<ExtraColumn>& extra = {});
+
+// A CSV field, quoted when it holds a comma, a quote or a line break.
+std::string csv_field(const std::string& text);
 
 nlohmann::json bench_json(const std::vector<PipelineRun>& runs, const std::vector<PipelineFigures>& figures,
                           size_t texts);

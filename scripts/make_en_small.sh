@@ -3,7 +3,7 @@
 # (fortunes spoken by flite and festival voices), the mel-FSQ codec and its
 # quality gate, then the token corpora for the TTS target.
 #
-#   scripts/make_en_small.sh [STAGE...]     stages: corpus codec codec-gate tokens
+#   scripts/make_en_small.sh [STAGE...]     stages: corpus codec codec-gate tokens target
 #                                           (default: all, in that order)
 #
 # Work files (audio, checkpoints) go to $CADENZA_WORK (default build/en-small-work);
@@ -22,7 +22,7 @@ TIMEFORMAT='  (%R s wall)'
 run() { echo "+ cadenza $*" >&2; time "$cadenza" "$@"; }
 
 stages=("$@")
-[ ${#stages[@]} -eq 0 ] && stages=(corpus codec codec-gate tokens)
+[ ${#stages[@]} -eq 0 ] && stages=(corpus codec codec-gate tokens target)
 
 for stage in "${stages[@]}"; do
   case "$stage" in
@@ -31,12 +31,13 @@ for stage in "${stages[@]}"; do
       run corpus speech --output "$work/corpus" --train-hours 10 --jobs "$jobs" --seed 1
       ;;
     codec)
-      # ~1,536 frames (31 s of audio) per step; 1,400 steps are ~30 min on 2 cores.
+      # 3,072 frames (61 s of audio) per step, ~6,000 frames/s on 2 idle cores:
+      # 3,600 steps (~6 passes over the 10 h) take ~31 min.
       resume=()
       [ -f "$work/codec/training_state.safetensors" ] && resume=(--resume)
       run train codec --manifest "$work/corpus/manifest.tsv" --output "$work/codec" \
-        --steps 1400 --batch 16 --seq-len 96 --lr 2e-3 --warmup 100 --seed 1 \
-        --checkpoint-every 100 --threads "$jobs" "${resume[@]}"
+        --steps 3600 --batch 32 --seq-len 96 --lr 2e-3 --warmup 200 --seed 1 \
+        --checkpoint-every 200 --threads "$jobs" "${resume[@]}"
       cp "$work/codec/codec.safetensors" "$models/codec.safetensors"
       ;;
     codec-gate)
@@ -59,9 +60,31 @@ TOML
       run corpus tts --pipeline "$work/en-small-codec.toml" --manifest "$work/corpus/manifest.tsv" \
         --output "$work/tokens" --prompt-seconds 3 --seed 1
       cp "$work/tokens/layout.json" "$models/layout.json"
+      # The shipped pipelines' default voice: a 2.8 s train utterance of flite rms.
+      mkdir -p "$models/voices"
+      cp "$work/corpus/wav/flite.rms/s0021dd36e319-flite_rms-r0.97-p0.93.wav" "$models/voices/rms.wav"
+      ;;
+    target)
+      # The target: 6 layers of width 256 (docs/en-small.md says why), trained on
+      # the train split's [text][start][voice prompt][start] | [codes][end].
+      vocab=$(sed -n 's/.*"end_token": *\([0-9]*\).*/\1/p' "$work/tokens/layout.json")
+      vocab=$((vocab + 1))
+      cat > "$work/target-config.json" <<JSON
+{"architectures": ["LlamaForCausalLM"], "model_type": "llama",
+ "vocab_size": $vocab, "hidden_size": 256, "intermediate_size": 768, "num_hidden_layers": 6,
+ "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 64, "max_position_embeddings": 1024,
+ "rms_norm_eps": 1e-05, "rope_theta": 10000.0, "tie_word_embeddings": true, "hidden_act": "silu"}
+JSON
+      resume=()
+      [ -f "$work/target/training_state.safetensors" ] && resume=(--resume)
+      run train lm --corpus "$work/tokens/train.tokens" --config "$work/target-config.json" --output "$work/target" \
+        --steps "${TARGET_STEPS:-1700}" --batch 8 --seq-len 768 --lr 1e-3 --warmup 100 --seed 1 \
+        --checkpoint-every 50 --threads "$jobs" "${resume[@]}"
+      mkdir -p "$models/target"
+      cp "$work/target/config.json" "$work/target/model.safetensors" "$models/target/"
       ;;
     *)
-      echo "make_en_small: unknown stage '$stage' (corpus, codec, codec-gate, tokens)" >&2
+      echo "make_en_small: unknown stage '$stage' (corpus, codec, codec-gate, tokens, target)" >&2
       exit 1
       ;;
   esac

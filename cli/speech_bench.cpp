@@ -1,0 +1,207 @@
+#include "speech_bench.h"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <functional>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <optional>
+
+#include "bench_costs.h"
+#include "bench_plot.h"
+#include "engine.h"
+#include "error.h"
+#include "exit_codes.h"
+#include "pipeline_config.h"
+#include "progress.h"
+#include "speech_bench_report.h"
+
+namespace cadenza::cli {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
+
+// What a pipeline said, kept until every pipeline is timed.
+struct PipelineAudio {
+    std::vector<std::vector<float>> sentences;
+    int sample_rate = 0;
+};
+
+// Everything that could fail after an hour of synthesis is checked first:
+// the output directories, gnuplot, the recognizer's model files.
+void check_before_running(const SpeechBenchOptions& options) {
+    for (const std::string* file : {&options.json_file, &options.csv_file, &options.plot_file}) {
+        if (file->empty()) continue;
+        const auto directory = std::filesystem::absolute(*file).parent_path();
+        if (!std::filesystem::is_directory(directory))
+            throw Error(CDZ_STATUS_NOT_FOUND, *file + ": the directory " + directory.string() + " does not exist");
+    }
+    if (!options.plot_file.empty()) require_gnuplot();
+    try {
+        recognition::PocketsphinxRecognizer check(options.recognition.recognizer);
+    } catch (const std::runtime_error& error) {
+        throw Error(CDZ_STATUS_NOT_FOUND, error.what());
+    }
+}
+
+SpeechPipelineResult time_pipeline(Engine& engine, const std::string& file, const SpeechSentenceSet& set,
+                                   const SpeechBenchOptions& options, const std::string& position,
+                                   PipelineAudio& audio) {
+    SpeechPipelineResult result;
+    result.run.file = file;
+    result.run.name = engine.config().name;
+    result.run.has_drafter = engine.has_drafter();
+    result.run.verifies = engine.verifies_drafts();
+    audio.sample_rate = static_cast<int>(engine.sample_rate());
+    const bool streams = engine.has_codec() && engine.codec_info().can_stream;
+    for (size_t i = 0; i < set.sentences.size(); ++i) {
+        const SpeechSentence& sentence = set.sentences[i];
+        std::cerr << "\r" << position << result.run.name << ": sentence " << i + 1 << "/" << set.sentences.size()
+                  << std::flush;
+        SynthesisRequest request;
+        request.text = sentence.text;
+        request.seed = options.seed + i;
+        request.voice_prompt = sentence.voice_prompt;
+        request.voice_prompt_sample_rate = set.prompt_sample_rate;
+        std::vector<float> samples;
+        std::optional<double> first_audio_seconds;
+        const auto start = Clock::now();
+        request.on_audio = [&](const float* chunk, size_t count) {
+            if (!first_audio_seconds) first_audio_seconds = seconds_since(start);
+            samples.insert(samples.end(), chunk, chunk + count);
+            return true;
+        };
+        try {
+            engine.synthesize(request);
+        } catch (const Error& error) {
+            throw Error(error.code(), file + ": sentence '" + sentence.id + "' (" + sentence.where + "): " + error.what());
+        }
+        SentenceTiming timing;
+        timing.wall_seconds = seconds_since(start);
+        // Without streaming the one callback comes after the whole decoding.
+        timing.first_audio_seconds = streams && first_audio_seconds ? *first_audio_seconds : timing.wall_seconds;
+        timing.tokens = engine.stats().tokens_generated();
+        timing.audio_seconds = audio.sample_rate > 0 ? static_cast<double>(samples.size()) / audio.sample_rate : 0.0;
+        result.sentences.push_back(timing);
+        result.run.stats.add(engine.stats());
+        audio.sentences.push_back(std::move(samples));
+    }
+    std::cerr << "\r" << position << result.run.name << ": measuring costs   " << std::flush;
+    result.run.costs = measure_bench_costs(engine, options.repeats);
+    std::cerr << "\r" << std::string(72, ' ') << "\r" << std::flush;
+    return result;
+}
+
+// On a terminal the line is rewritten at most once a second; in a log, one
+// line every 30 seconds and one at the end.
+std::function<void(const recognition::TranscriptionProgress&)> recognition_progress() {
+    const bool terminal = isatty(STDERR_FILENO) != 0;
+    auto last = std::make_shared<double>(-1e9);
+    return [terminal, last](const recognition::TranscriptionProgress& p) {
+        const bool finished = p.done == p.total;
+        if (!finished && p.elapsed_seconds - *last < (terminal ? 1.0 : 30.0)) return;
+        *last = p.elapsed_seconds;
+        std::fprintf(stderr, "%srecognizing: %zu/%zu utterances, %s elapsed, ~%s left%s", terminal ? "\r" : "",
+                     p.done, p.total, training::format_duration(p.elapsed_seconds).c_str(),
+                     training::format_duration(p.remaining_seconds).c_str(), terminal && !finished ? "   " : "\n");
+        std::fflush(stderr);
+    };
+}
+
+// The original recordings first, then each pipeline's speech, in one run so
+// that the recognizers load once per thread.
+void recognize(SpeechBenchResult& result, std::vector<PipelineAudio>& audio, const SpeechBenchOptions& options) {
+    const auto& sentences = result.sentences.sentences;
+    std::vector<recognition::ScoringItem> items;
+    for (const auto& s : sentences) items.push_back(recognition::ScoringItem::from_file(s.id, s.audio_path, s.text));
+    for (auto& pipeline : audio)
+        for (size_t i = 0; i < sentences.size(); ++i)
+            items.push_back(recognition::ScoringItem::from_samples(
+                sentences[i].id, std::move(pipeline.sentences[i]), pipeline.sample_rate, sentences[i].text));
+    audio.clear();
+
+    recognition::TranscriptionOptions run = options.recognition;
+    run.progress = recognition_progress();
+    recognition::ErrorReport report;
+    try {
+        report = recognition::transcribe_and_score(items, run);
+    } catch (const std::runtime_error& error) {
+        throw Error(CDZ_STATUS_INVALID_ARGUMENT, error.what());
+    }
+    result.recognition_jobs = report.jobs;
+    result.recognition_wall_seconds = report.wall_seconds;
+    auto take = [&](size_t block, std::vector<recognition::UtteranceResult>& out, recognition::ErrorTotals& totals) {
+        for (size_t i = 0; i < sentences.size(); ++i) {
+            out.push_back(std::move(report.utterances[block * sentences.size() + i]));
+            totals.add(out.back());
+        }
+    };
+    take(0, result.original, result.original_errors);
+    for (size_t p = 0; p < result.pipelines.size(); ++p)
+        take(p + 1, result.pipelines[p].recognized, result.pipelines[p].errors);
+}
+
+void write_file(const std::string& path, const std::string& text) {
+    std::ofstream out(path);
+    if (!out) throw Error(CDZ_STATUS_IO_ERROR, path + ": cannot write");
+    out << text;
+    if (!out.flush()) throw Error(CDZ_STATUS_IO_ERROR, path + ": writing failed");
+    std::cerr << "wrote " << path << '\n';
+}
+
+}  // namespace
+
+int run_speech_bench(const SpeechBenchOptions& options) {
+    SpeechBenchResult result;
+    result.source = options.sentences;
+    result.seed = options.seed;
+    result.recognizer = options.recognition.recognizer;
+    result.sentences = read_speech_sentences(options.sentences);
+    check_before_running(options);
+
+    std::vector<PipelineAudio> audio;
+    for (size_t p = 0; p < options.pipelines.size(); ++p) {
+        const std::string& file = options.pipelines[p];
+        Engine engine(load_pipeline_config_file(file));
+        if (p == 0) {
+            if (!engine.has_codec())
+                throw Error(CDZ_STATUS_INVALID_CONFIG, file + ": the speech suite needs pipelines with a [codec]");
+            // The prompts file counts frames of the codec it was made with:
+            // the first pipeline's, normally the same for all.
+            cut_voice_prompts(result.sentences, static_cast<int>(engine.codec_info().sample_rate),
+                              engine.codec_info().frame_rate);
+        }
+        const std::string position =
+            "[" + std::to_string(p + 1) + "/" + std::to_string(options.pipelines.size()) + "] ";
+        audio.emplace_back();
+        result.pipelines.push_back(time_pipeline(engine, file, result.sentences, options, position, audio.back()));
+    }
+    for (auto& sentence : result.sentences.sentences) std::vector<float>().swap(sentence.voice_prompt);
+    for (auto& pipeline : result.pipelines)
+        pipeline.figures = compute_figures(pipeline.run, result.pipelines.front().run);
+
+    recognize(result, audio, options);
+
+    print_speech_bench(std::cout, result);
+    if (!options.json_file.empty()) write_file(options.json_file, speech_bench_json(result).dump(2) + "\n");
+    if (!options.csv_file.empty()) write_file(options.csv_file, speech_bench_csv(result));
+    if (!options.plot_file.empty()) {
+        std::vector<SpeedupWerPoint> points;
+        for (const auto& p : result.pipelines)
+            points.push_back({p.run.name, p.figures.speedup, 100.0 * p.errors.words.rate()});
+        plot_speedup_against_wer(options.plot_file, points, 100.0 * result.original_errors.words.rate(),
+                                 "cadenza bench --suite speech: " + std::to_string(result.sentences.sentences.size()) +
+                                     " sentences of split " + result.source.split,
+                                 result.pipelines.front().run.name);
+        std::cerr << "wrote " << options.plot_file << '\n';
+    }
+    return exit_ok;
+}
+
+}  // namespace cadenza::cli

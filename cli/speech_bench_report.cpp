@@ -1,0 +1,194 @@
+#include "speech_bench_report.h"
+
+#include <algorithm>
+#include <iomanip>
+#include <sstream>
+
+namespace cadenza::cli {
+namespace {
+
+using recognition::EditCounts;
+using recognition::ErrorTotals;
+
+std::string fixed(double value, int digits) {
+    std::ostringstream out;
+    out << std::fixed << std::setprecision(digits) << value;
+    return out.str();
+}
+
+std::string number(double value) {
+    std::ostringstream out;
+    out << std::setprecision(6) << value;
+    return out.str();
+}
+
+std::string signed_fixed(double value, int digits) { return (value >= 0 ? "+" : "") + fixed(value, digits); }
+
+double percent(const EditCounts& counts) { return 100.0 * counts.rate(); }
+
+std::vector<PipelineRun> runs_of(const SpeechBenchResult& result) {
+    std::vector<PipelineRun> runs;
+    for (const auto& p : result.pipelines) runs.push_back(p.run);
+    return runs;
+}
+
+std::vector<PipelineFigures> figures_of(const SpeechBenchResult& result) {
+    std::vector<PipelineFigures> figures;
+    for (const auto& p : result.pipelines) figures.push_back(p.figures);
+    return figures;
+}
+
+nlohmann::json counts_json(const EditCounts& counts) {
+    return {{"rate", counts.rate()},
+            {"errors", counts.errors()},
+            {"substitutions", counts.substitutions},
+            {"deletions", counts.deletions},
+            {"insertions", counts.insertions},
+            {"reference_length", counts.reference_length}};
+}
+
+nlohmann::json errors_json(const ErrorTotals& totals, const ErrorTotals& original) {
+    return {{"wer_percent", percent(totals.words)},
+            {"cer_percent", percent(totals.characters)},
+            {"wer_delta_points", percent(totals.words) - percent(original.words)},
+            {"cer_delta_points", percent(totals.characters) - percent(original.characters)},
+            {"words", counts_json(totals.words)},
+            {"characters", counts_json(totals.characters)},
+            {"recognized_audio_seconds", totals.audio_seconds},
+            {"recognition_cpu_seconds", totals.recognition_seconds}};
+}
+
+}  // namespace
+
+double mean_first_audio_seconds(const SpeechPipelineResult& result) {
+    if (result.sentences.empty()) return 0;
+    double sum = 0;
+    for (const auto& s : result.sentences) sum += s.first_audio_seconds;
+    return sum / result.sentences.size();
+}
+
+double median_first_audio_seconds(const SpeechPipelineResult& result) {
+    std::vector<double> seconds;
+    for (const auto& s : result.sentences) seconds.push_back(s.first_audio_seconds);
+    if (seconds.empty()) return 0;
+    std::sort(seconds.begin(), seconds.end());
+    const size_t middle = seconds.size() / 2;
+    return seconds.size() % 2 ? seconds[middle] : (seconds[middle - 1] + seconds[middle]) / 2;
+}
+
+void print_speech_bench(std::ostream& out, const SpeechBenchResult& result) {
+    const auto& set = result.sentences;
+    const auto& original = result.original_errors;
+    out << "cadenza bench --suite speech: " << result.pipelines.size() << " pipeline(s), " << set.sentences.size()
+        << " sentence(s) of split " << result.source.split << " (" << fixed(original.audio_seconds, 1)
+        << " s of original audio), each with its voice prompt and seed " << result.seed << " + i in every pipeline";
+    if (set.skipped_without_prompt > 0)
+        out << "; " << set.skipped_without_prompt << " utterance(s) without a voice prompt skipped";
+    out << "\nspeedup is over the first pipeline in this run\n";
+    out << "original audio (the reference): WER " << fixed(percent(original.words), 1) << " % ("
+        << original.words.errors() << " errors / " << original.words.reference_length << " words), CER "
+        << fixed(percent(original.characters), 1) << " %\n\n";
+
+    ExtraColumn wer{"WER %", {}}, cer{"CER %", {}}, delta{"dWER pt", {}}, ttfa{"TTFA ms", {}};
+    for (const auto& p : result.pipelines) {
+        wer.cells.push_back(fixed(percent(p.errors.words), 1));
+        cer.cells.push_back(fixed(percent(p.errors.characters), 1));
+        delta.cells.push_back(signed_fixed(percent(p.errors.words) - percent(original.words), 1));
+        ttfa.cells.push_back(fixed(1e3 * mean_first_audio_seconds(p), 1));
+    }
+    print_bench_details(out, runs_of(result), figures_of(result), {wer, cer, delta, ttfa}, "RTF aud/s");
+    out << "RTF aud/s = seconds of audio per second of wall time; TTFA ms = mean time from the request to the first "
+           "audio (streamed when the codec can); dWER pt = WER - the original audio's, in points\n";
+    out << "recognition: pocketsphinx, " << result.recognition_jobs << " job(s), "
+        << fixed(result.recognition_wall_seconds, 1) << " s, after every pipeline was timed\n";
+}
+
+nlohmann::json speech_bench_json(const SpeechBenchResult& result) {
+    nlohmann::json json = bench_json(runs_of(result), figures_of(result), result.sentences.sentences.size());
+    json.erase("texts");
+    json["suite"] = "speech";
+    json["manifest"] = result.source.manifest;
+    json["prompts"] = result.source.prompts_file;
+    json["split"] = result.source.split;
+    json["limit"] = result.source.limit;
+    json["seed"] = result.seed;
+    json["sentence_count"] = result.sentences.sentences.size();
+    json["skipped_without_prompt"] = result.sentences.skipped_without_prompt;
+    json["original_audio_seconds"] = result.original_errors.audio_seconds;
+    json["recognizer"] = {{"model", result.recognizer.model_directory},
+                          {"dictionary", result.recognizer.dictionary},
+                          {"language_model", result.recognizer.language_model},
+                          {"decoder_settings", nlohmann::json::object()},
+                          {"jobs", result.recognition_jobs},
+                          {"wall_seconds", result.recognition_wall_seconds}};
+    for (const auto& [name, value] : result.recognizer.decoder_settings)
+        json["recognizer"]["decoder_settings"][name] = value;
+    json["original_audio"] = errors_json(result.original_errors, result.original_errors);
+
+    json["sentences"] = nlohmann::json::array();
+    for (size_t i = 0; i < result.sentences.sentences.size(); ++i) {
+        const auto& s = result.sentences.sentences[i];
+        const auto& o = result.original.at(i);
+        json["sentences"].push_back({{"id", s.id},
+                                     {"voice", s.voice},
+                                     {"seed", result.seed + i},
+                                     {"prompt_id", s.prompt_id},
+                                     {"prompt_begin_frame", s.prompt_begin_frame},
+                                     {"prompt_frames", s.prompt_frames},
+                                     {"reference", s.text},
+                                     {"original_hypothesis", o.hypothesis},
+                                     {"original_words", counts_json(o.words)},
+                                     {"original_audio_seconds", o.audio_seconds}});
+    }
+
+    for (size_t p = 0; p < result.pipelines.size(); ++p) {
+        const auto& pipeline = result.pipelines[p];
+        auto& entry = json["pipelines"][p];
+        entry.update(errors_json(pipeline.errors, result.original_errors));
+        entry["ttfa_ms"] = {{"mean", 1e3 * mean_first_audio_seconds(pipeline)},
+                            {"median", 1e3 * median_first_audio_seconds(pipeline)}};
+        entry["sentences"] = nlohmann::json::array();
+        for (size_t i = 0; i < pipeline.sentences.size(); ++i) {
+            const auto& timing = pipeline.sentences[i];
+            const auto& recognized = pipeline.recognized.at(i);
+            entry["sentences"].push_back({{"id", recognized.id},
+                                          {"tokens", timing.tokens},
+                                          {"audio_seconds", timing.audio_seconds},
+                                          {"wall_seconds", timing.wall_seconds},
+                                          {"ttfa_ms", 1e3 * timing.first_audio_seconds},
+                                          {"hypothesis", recognized.hypothesis},
+                                          {"words", counts_json(recognized.words)},
+                                          {"characters", counts_json(recognized.characters)}});
+        }
+    }
+    return json;
+}
+
+std::string speech_bench_csv(const SpeechBenchResult& result) {
+    const auto& original = result.original_errors;
+    std::vector<ExtraColumn> columns;
+    for (const char* name : {"sentences", "ttfa_ms", "ttfa_median_ms", "wer_percent", "cer_percent",
+                             "wer_delta_points", "cer_delta_points", "original_wer_percent", "original_cer_percent",
+                             "word_errors", "reference_words", "character_errors", "reference_characters"})
+        columns.push_back({name, {}});
+    for (const auto& p : result.pipelines) {
+        const std::vector<std::string> cells{
+            std::to_string(p.sentences.size()),
+            number(1e3 * mean_first_audio_seconds(p)),
+            number(1e3 * median_first_audio_seconds(p)),
+            number(percent(p.errors.words)),
+            number(percent(p.errors.characters)),
+            number(percent(p.errors.words) - percent(original.words)),
+            number(percent(p.errors.characters) - percent(original.characters)),
+            number(percent(original.words)),
+            number(percent(original.characters)),
+            std::to_string(p.errors.words.errors()),
+            std::to_string(p.errors.words.reference_length),
+            std::to_string(p.errors.characters.errors()),
+            std::to_string(p.errors.characters.reference_length)};
+        for (size_t c = 0; c < columns.size(); ++c) columns[c].cells.push_back(cells[c]);
+    }
+    return bench_csv(runs_of(result), figures_of(result), columns);
+}
+
+}  // namespace cadenza::cli
