@@ -1,6 +1,5 @@
 #include "speech_bench.h"
 
-#include <unistd.h>
 
 #include <chrono>
 #include <functional>
@@ -8,7 +7,6 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
-#include <memory>
 #include <optional>
 
 #include "bench_costs.h"
@@ -18,6 +16,7 @@
 #include "exit_codes.h"
 #include "pipeline_config.h"
 #include "progress.h"
+#include "recognition_progress.h"
 #include "speech_bench_report.h"
 
 namespace cadenza::cli {
@@ -98,22 +97,6 @@ SpeechPipelineResult time_pipeline(Engine& engine, const std::string& file, cons
     return result;
 }
 
-// On a terminal the line is rewritten at most once a second; in a log, one
-// line every 30 seconds and one at the end.
-std::function<void(const recognition::TranscriptionProgress&)> recognition_progress() {
-    const bool terminal = isatty(STDERR_FILENO) != 0;
-    auto last = std::make_shared<double>(-1e9);
-    return [terminal, last](const recognition::TranscriptionProgress& p) {
-        const bool finished = p.done == p.total;
-        if (!finished && p.elapsed_seconds - *last < (terminal ? 1.0 : 30.0)) return;
-        *last = p.elapsed_seconds;
-        std::fprintf(stderr, "%srecognizing: %zu/%zu utterances, %s elapsed, ~%s left%s", terminal ? "\r" : "",
-                     p.done, p.total, training::format_duration(p.elapsed_seconds).c_str(),
-                     training::format_duration(p.remaining_seconds).c_str(), terminal && !finished ? "   " : "\n");
-        std::fflush(stderr);
-    };
-}
-
 // The original recordings first, then each pipeline's speech, in one run so
 // that the recognizers load once per thread.
 void recognize(SpeechBenchResult& result, std::vector<PipelineAudio>& audio, const SpeechBenchOptions& options) {
@@ -127,7 +110,7 @@ void recognize(SpeechBenchResult& result, std::vector<PipelineAudio>& audio, con
     audio.clear();
 
     recognition::TranscriptionOptions run = options.recognition;
-    run.progress = recognition_progress();
+    run.progress = recognition_progress_printer("recognizing");
     recognition::ErrorReport report;
     try {
         report = recognition::transcribe_and_score(items, run);

@@ -4,6 +4,8 @@
 #include <iomanip>
 #include <sstream>
 
+#include "edit_counts_json.h"
+
 namespace cadenza::cli {
 namespace {
 
@@ -38,22 +40,14 @@ std::vector<PipelineFigures> figures_of(const SpeechBenchResult& result) {
     return figures;
 }
 
-nlohmann::json counts_json(const EditCounts& counts) {
-    return {{"rate", counts.rate()},
-            {"errors", counts.errors()},
-            {"substitutions", counts.substitutions},
-            {"deletions", counts.deletions},
-            {"insertions", counts.insertions},
-            {"reference_length", counts.reference_length}};
-}
 
 nlohmann::json errors_json(const ErrorTotals& totals, const ErrorTotals& original) {
     return {{"wer_percent", percent(totals.words)},
             {"cer_percent", percent(totals.characters)},
             {"wer_delta_points", percent(totals.words) - percent(original.words)},
             {"cer_delta_points", percent(totals.characters) - percent(original.characters)},
-            {"words", counts_json(totals.words)},
-            {"characters", counts_json(totals.characters)},
+            {"words", edit_counts_json(totals.words)},
+            {"characters", edit_counts_json(totals.characters)},
             {"recognized_audio_seconds", totals.audio_seconds},
             {"recognition_cpu_seconds", totals.recognition_seconds}};
 }
@@ -137,7 +131,7 @@ nlohmann::json speech_bench_json(const SpeechBenchResult& result) {
                                      {"prompt_frames", s.prompt_frames},
                                      {"reference", s.text},
                                      {"original_hypothesis", o.hypothesis},
-                                     {"original_words", counts_json(o.words)},
+                                     {"original_words", edit_counts_json(o.words)},
                                      {"original_audio_seconds", o.audio_seconds}});
     }
 
@@ -157,8 +151,8 @@ nlohmann::json speech_bench_json(const SpeechBenchResult& result) {
                                           {"wall_seconds", timing.wall_seconds},
                                           {"ttfa_ms", 1e3 * timing.first_audio_seconds},
                                           {"hypothesis", recognized.hypothesis},
-                                          {"words", counts_json(recognized.words)},
-                                          {"characters", counts_json(recognized.characters)}});
+                                          {"words", edit_counts_json(recognized.words)},
+                                          {"characters", edit_counts_json(recognized.characters)}});
         }
     }
     return json;

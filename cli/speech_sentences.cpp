@@ -18,16 +18,6 @@ const char* const prompts_header = "id\tprompt_id\tprompt_begin_frame\tprompt_fr
 
 Error input_error(const std::string& message) { return Error(CDZ_STATUS_INVALID_ARGUMENT, message); }
 
-std::vector<std::string> split_tabs(const std::string& line) {
-    std::vector<std::string> fields;
-    size_t start = 0;
-    for (;;) {
-        const size_t tab = line.find('\t', start);
-        fields.push_back(line.substr(start, tab == std::string::npos ? std::string::npos : tab - start));
-        if (tab == std::string::npos) return fields;
-        start = tab + 1;
-    }
-}
 
 int64_t parse_frame_count(const std::string& text, const std::string& where, const char* column) {
     try {
@@ -88,7 +78,7 @@ SpeechSentenceSet read_speech_sentences(const SpeechSentenceSource& source) {
         if (!line.empty() && line.back() == '\r') line.pop_back();
         if (line.empty()) continue;
         const std::string where = source.prompts_file + ":" + std::to_string(number);
-        const auto fields = split_tabs(line);
+        const auto fields = speech_corpus::split_tab_fields(line);
         if (fields.size() != 4)
             throw input_error(where + ": expected 4 tab-separated fields (id, prompt_id, prompt_begin_frame, "
                                       "prompt_frames), found " + std::to_string(fields.size()));

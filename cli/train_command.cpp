@@ -76,6 +76,8 @@ void add_common_options(CLI::App* command, TrainOptions& o, const Defaults& defa
         ->check(CLI::NonNegativeNumber);
     command->add_option("--holdout", o.holdout, "fraction of the sequences held out for evaluation (default 0.05)")
         ->check(CLI::Range(0.0, 0.999));
+    command->add_flag("--length-buckets", o.length_buckets,
+                      "draw each batch from sequences of similar length: less padding, faster steps");
     command->add_option("--threads", o.threads, "LibTorch threads; 0: one per core (default 0)")
         ->check(CLI::NonNegativeNumber);
     command->add_flag("!--no-progress", o.progress, "no progress line on standard error");

@@ -1,9 +1,7 @@
 #include "wer_command.h"
 
-#include <unistd.h>
 
 #include <algorithm>
-#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <fstream>
@@ -14,8 +12,10 @@
 #include <nlohmann/json.hpp>
 
 #include "corpus_manifest.h"
+#include "edit_counts_json.h"
 #include "error.h"
 #include "exit_codes.h"
+#include "recognition_progress.h"
 #include "transcribe_command.h"
 #include "transcription_run.h"
 
@@ -42,34 +42,11 @@ std::string format(const char* format, double a, double b = 0.0, double c = 0.0)
     return text;
 }
 
-std::string duration_text(double seconds) {
-    if (seconds < 60) return format("%.0f s", seconds);
-    if (seconds < 3600) return format("%.0f min %02.0f s", std::floor(seconds / 60), std::fmod(seconds, 60));
-    return format("%.0f h %02.0f min", std::floor(seconds / 3600), std::floor(std::fmod(seconds, 3600) / 60));
-}
-
 std::string counts_text(const EditCounts& counts, const char* unit) {
     return format("%6.2f %%", 100.0 * counts.rate()) + "  (" + std::to_string(counts.errors()) + " errors / " +
            std::to_string(counts.reference_length) + " reference " + unit + ": " +
            std::to_string(counts.substitutions) + " substitutions, " + std::to_string(counts.deletions) +
            " deletions, " + std::to_string(counts.insertions) + " insertions)";
-}
-
-// On a terminal the line is rewritten at most once a second; in a log, one
-// line every 30 seconds and one at the end.
-std::function<void(const recognition::TranscriptionProgress&)> progress_printer() {
-    const bool terminal = isatty(STDERR_FILENO) != 0;
-    auto last = std::make_shared<double>(-1e9);
-    return [terminal, last](const recognition::TranscriptionProgress& p) {
-        const bool finished = p.done == p.total;
-        if (!finished && p.elapsed_seconds - *last < (terminal ? 1.0 : 30.0)) return;
-        *last = p.elapsed_seconds;
-        std::fprintf(stderr, "%swer: %zu/%zu utterances (%.0f%%), %s of audio, %s elapsed, ~%s left%s",
-                     terminal ? "\r" : "", p.done, p.total, 100.0 * p.done / p.total,
-                     duration_text(p.audio_seconds_done).c_str(), duration_text(p.elapsed_seconds).c_str(),
-                     duration_text(p.remaining_seconds).c_str(), terminal && !finished ? "   " : "\n");
-        std::fflush(stderr);
-    };
 }
 
 // The `limit` utterances whose ids hash lowest (FNV-1a), in manifest order:
@@ -116,19 +93,11 @@ void print_report(const WerOptions& options, const ErrorReport& report) {
     }
 }
 
-nlohmann::json counts_json(const EditCounts& counts) {
-    return {{"rate", counts.rate()},
-            {"errors", counts.errors()},
-            {"substitutions", counts.substitutions},
-            {"deletions", counts.deletions},
-            {"insertions", counts.insertions},
-            {"reference_length", counts.reference_length}};
-}
 
 nlohmann::json totals_json(const ErrorTotals& totals) {
     return {{"utterances", totals.utterances},
-            {"words", counts_json(totals.words)},
-            {"characters", counts_json(totals.characters)},
+            {"words", edit_counts_json(totals.words)},
+            {"characters", edit_counts_json(totals.characters)},
             {"audio_seconds", totals.audio_seconds},
             {"recognition_cpu_seconds", totals.recognition_seconds},
             {"real_time_factor", totals.real_time_factor()}};
@@ -157,8 +126,8 @@ nlohmann::json report_json(const WerOptions& options, const ErrorReport& report)
                                       {"voice", u.group},
                                       {"reference", u.reference},
                                       {"hypothesis", u.hypothesis},
-                                      {"words", counts_json(u.words)},
-                                      {"characters", counts_json(u.characters)},
+                                      {"words", edit_counts_json(u.words)},
+                                      {"characters", edit_counts_json(u.characters)},
                                       {"audio_seconds", u.audio_seconds},
                                       {"recognition_cpu_seconds", u.recognition_seconds}});
     return json;
@@ -178,7 +147,7 @@ int run_wer(WerOptions options) {
     std::vector<recognition::ScoringItem> items;
     items.reserve(utterances.size());
     for (const auto& u : utterances) items.push_back(recognition::ScoringItem::from_file(u.id, u.path, u.text, u.voice));
-    if (!options.quiet) options.run.progress = progress_printer();
+    if (!options.quiet) options.run.progress = recognition_progress_printer("wer");
     ErrorReport report;
     try {
         report = recognition::transcribe_and_score(items, options.run);

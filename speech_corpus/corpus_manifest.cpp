@@ -12,16 +12,6 @@ namespace {
 
 const char* const header = "id\tsplit\tvoice\tvariation\tduration_s\tpath\ttext";
 
-std::vector<std::string> split_tabs(const std::string& line) {
-    std::vector<std::string> fields;
-    size_t start = 0;
-    for (;;) {
-        const size_t tab = line.find('\t', start);
-        fields.push_back(line.substr(start, tab == std::string::npos ? std::string::npos : tab - start));
-        if (tab == std::string::npos) return fields;
-        start = tab + 1;
-    }
-}
 
 }  // namespace
 
@@ -37,7 +27,7 @@ std::vector<Utterance> read_corpus_manifest(const std::string& path) {
     for (int number = 2; std::getline(input, line); ++number) {
         if (line.empty()) continue;
         const std::string where = path + ":" + std::to_string(number) + ": ";
-        const auto fields = split_tabs(line);
+        const auto fields = split_tab_fields(line);
         if (fields.size() != 7)
             throw std::runtime_error(where + "expected 7 tab-separated fields, found " + std::to_string(fields.size()));
         Utterance u;
@@ -92,6 +82,17 @@ std::vector<Utterance> select_split(const std::vector<Utterance>& utterances, co
     for (const auto& u : utterances)
         if (u.split == split) selected.push_back(u);
     return selected;
+}
+
+std::vector<std::string> split_tab_fields(const std::string& line) {
+    std::vector<std::string> fields;
+    size_t start = 0;
+    for (;;) {
+        const size_t tab = line.find('\t', start);
+        fields.push_back(line.substr(start, tab == std::string::npos ? std::string::npos : tab - start));
+        if (tab == std::string::npos) return fields;
+        start = tab + 1;
+    }
 }
 
 }  // namespace cadenza::speech_corpus

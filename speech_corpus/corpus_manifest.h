@@ -21,6 +21,9 @@ struct Utterance {
 // unknown split, a duplicate id or a missing header.
 std::vector<Utterance> read_corpus_manifest(const std::string& path);
 
+// The tab-separated fields of one line of a manifest-like TSV file.
+std::vector<std::string> split_tab_fields(const std::string& line);
+
 // Writes atomically (temporary file, then rename); paths are written relative
 // to the manifest's directory.
 void write_corpus_manifest(const std::string& path, const std::vector<Utterance>& utterances);

@@ -55,18 +55,29 @@ at::Tensor Batch::labels(int64_t ahead) const {
 
 int64_t Batch::input_tokens() const { return real.slice(1, 0, time()).sum().item<int64_t>(); }
 
-BatchSampler::BatchSampler(std::vector<const TokenSequence*> sequences, int64_t batch, int64_t seq_len, uint64_t seed)
-    : sequences_(std::move(sequences)), batch_(batch), seq_len_(seq_len), seed_(seed) {
+BatchSampler::BatchSampler(std::vector<const TokenSequence*> sequences, int64_t batch, int64_t seq_len, uint64_t seed,
+                           bool length_buckets)
+    : sequences_(std::move(sequences)), length_buckets_(length_buckets), batch_(batch), seq_len_(seq_len), seed_(seed) {
     if (sequences_.empty()) throw Error(CDZ_STATUS_INVALID_ARGUMENT, "no training sequences");
     if (batch < 1 || seq_len < 1) throw Error(CDZ_STATUS_INVALID_ARGUMENT, "batch and sequence length must be positive");
+    if (length_buckets_)
+        std::stable_sort(sequences_.begin(), sequences_.end(), [](const TokenSequence* a, const TokenSequence* b) {
+            return a->tokens.size() < b->tokens.size();
+        });
 }
 
 Batch BatchSampler::at_step(int64_t step) const {
     SplitMix64 random(derive_seed(seed_, static_cast<uint64_t>(step)));
     std::vector<Window> windows;
     windows.reserve(static_cast<size_t>(batch_));
+    size_t first = 0, count = sequences_.size();
+    if (length_buckets_) {
+        const size_t anchor = random.below(sequences_.size());
+        count = std::min(sequences_.size(), static_cast<size_t>(16 * batch_));
+        first = std::min(anchor - std::min(anchor, count / 2), sequences_.size() - count);
+    }
     for (int64_t row = 0; row < batch_; ++row) {
-        const TokenSequence* sequence = sequences_[random.below(sequences_.size())];
+        const TokenSequence* sequence = sequences_[first + random.below(count)];
         const auto length = static_cast<int64_t>(sequence->tokens.size());
         const int64_t starts = std::max<int64_t>(1, length - seq_len_);  // windows of seq_len + 1 tokens
         windows.push_back({sequence, static_cast<int64_t>(random.below(static_cast<uint64_t>(starts)))});

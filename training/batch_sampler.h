@@ -35,14 +35,19 @@ struct Batch {
 // Training batches, a pure function of (seed, step): a resumed run sees the
 // same batches as an uninterrupted one without saving sampler state. Each
 // row is a uniformly chosen sequence (with replacement) and, when it is
-// longer than the window, a uniformly chosen window of it.
+// longer than the window, a uniformly chosen window of it. With
+// `length_buckets`, a step first draws one sequence and then the whole batch
+// from its neighbours in length order (the 16 * batch nearest), so that rows
+// of very different lengths seldom share a batch and little of it is padding.
 class BatchSampler {
 public:
-    BatchSampler(std::vector<const TokenSequence*> sequences, int64_t batch, int64_t seq_len, uint64_t seed);
+    BatchSampler(std::vector<const TokenSequence*> sequences, int64_t batch, int64_t seq_len, uint64_t seed,
+                 bool length_buckets = false);
     Batch at_step(int64_t step) const;
 
 private:
-    std::vector<const TokenSequence*> sequences_;
+    std::vector<const TokenSequence*> sequences_;  // in length order with length_buckets
+    bool length_buckets_;
     int64_t batch_, seq_len_;
     uint64_t seed_;
 };

@@ -98,7 +98,7 @@ struct AdamState {
 
 std::map<std::string, std::string> settings_of(const MelCodecJob& job, const MelCodecConfig& config) {
     const TrainOptions& o = job.options;
-    char lr[64];
+    char lr[160];
     std::snprintf(lr, sizeof(lr), "%.17g/%lld/%.17g/%.17g/%.17g", o.lr, static_cast<long long>(o.warmup), o.min_lr_ratio,
                   o.weight_decay, o.clip);
     return {{"cadenza.train.config", config.to_json()},
@@ -153,6 +153,8 @@ at::Tensor sample_batch(const std::vector<const at::Tensor*>& pool, int64_t batc
 TrainResult run_mel_codec_job(const MelCodecJob& job, std::ostream& out, std::ostream& log) {
     const TrainOptions& o = job.options;
     if (o.steps < 1 || o.batch < 1 || o.seq_len < 8) throw Error(CDZ_STATUS_INVALID_ARGUMENT, "need --steps >= 1, --batch >= 1, --seq-len >= 8");
+    if (o.length_buckets)
+        throw Error(CDZ_STATUS_INVALID_ARGUMENT, "--length-buckets is for token corpora; the codec trains on fixed-length crops");
     MelCodecConfig config;
     config.width = job.width;
     config.encoder_blocks = job.encoder_blocks;
@@ -197,6 +199,17 @@ TrainResult run_mel_codec_job(const MelCodecJob& job, std::ostream& out, std::os
         const safetensors::File state(state_path);
         for (const auto& [key, value] : settings) {
             const auto found = state.metadata().find(key);
+            // A finished run may be continued with more steps: the cosine
+            // then ends at the new last step (a warm restart of its tail).
+            if (key == "cadenza.train.steps" && found != state.metadata().end() && found->second != value) {
+                const int64_t stored = std::stoll(found->second);
+                if (o.steps < stored)
+                    throw Error(CDZ_STATUS_INVALID_ARGUMENT, state_path.string() + ": --steps " + std::to_string(o.steps) +
+                                " is below the checkpoint's run of " + found->second + " steps");
+                log << "note: continuing the checkpoint's " << stored << "-step run to " << o.steps
+                    << " steps; the learning rate follows the longer schedule from here\n";
+                continue;
+            }
             if (found == state.metadata().end() || found->second != value)
                 throw Error(CDZ_STATUS_INVALID_ARGUMENT, state_path.string() + ": the checkpoint was made with other settings (" + key +
                             "); resume with the same options");

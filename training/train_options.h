@@ -19,6 +19,7 @@ struct TrainOptions {
     double clip = 1.0;             // global gradient-norm clip; <= 0 disables
     uint64_t seed = 0;             // weights (target), batch sampler, held-out split
     double holdout = 0.05;         // fraction of the corpus's sequences held out for evaluation
+    bool length_buckets = false;   // batches of sequences of similar length (BatchSampler)
     bool resume = false;           // continue from the checkpoint in the output
     int64_t checkpoint_every = 0;  // steps between checkpoints; 0: only at the end
     int64_t stop_after = 0;        // stop (after a checkpoint) once this step is done; 0: run to `steps`

@@ -28,11 +28,13 @@ std::string exact(double value) {
     return text;
 }
 
+constexpr const char* length_buckets_key = "cadenza.train.length_buckets";
+
 // The settings a resumed run must share with the checkpoint for the result
 // to equal an uninterrupted run.
 std::vector<std::pair<std::string, std::string>> run_settings(const TrainingTask& task, const TokenCorpus& corpus,
                                                                const TrainOptions& o) {
-    return {
+    std::vector<std::pair<std::string, std::string>> settings{
         {"cadenza.kind", task.kind()},
         {"cadenza.train.batch", std::to_string(o.batch)},
         {"cadenza.train.seq_len", std::to_string(o.seq_len)},
@@ -45,6 +47,9 @@ std::vector<std::pair<std::string, std::string>> run_settings(const TrainingTask
         {"cadenza.train.holdout", exact(o.holdout)},
         {"cadenza.train.corpus_fingerprint", std::to_string(corpus.fingerprint())},
     };
+    // Only when set, so that checkpoints from before the option still resume.
+    if (o.length_buckets) settings.push_back({length_buckets_key, "1"});
+    return settings;
 }
 
 void check_options(const TrainOptions& o, const TrainingTask& task) {
@@ -125,6 +130,11 @@ int64_t read_state(const std::filesystem::path& path, const std::vector<Trainabl
                                                              " (" + path.string() + ")");
             }
         }
+        const bool buckets_now = std::any_of(settings.begin(), settings.end(),
+                                             [](const auto& setting) { return setting.first == length_buckets_key; });
+        if (metadata.count(length_buckets_key) && !buckets_now)
+            throw Error(CDZ_STATUS_INVALID_ARGUMENT,
+                        "cannot resume: the checkpoint was trained with --length-buckets (" + path.string() + ")");
         const int64_t step = std::stoll(value_of("cadenza.train.step"));
         const int64_t stored_steps = std::stoll(value_of("cadenza.train.steps"));
         if (stored_steps != total_steps)
@@ -254,7 +264,7 @@ TrainResult train(TrainingTask& task, const TokenCorpus& corpus, const TrainOpti
     if (!parent.empty()) std::filesystem::create_directories(parent);
 
     const LrSchedule schedule(options.lr, options.warmup, options.steps, options.min_lr_ratio);
-    const BatchSampler sampler(split.train, options.batch, options.seq_len, options.seed);
+    const BatchSampler sampler(split.train, options.batch, options.seq_len, options.seed, options.length_buckets);
     int64_t last_step = std::max(options.steps, result.first_step);
     if (options.stop_after > 0) last_step = std::min(last_step, std::max(options.stop_after, result.first_step));
 

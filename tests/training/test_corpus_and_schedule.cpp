@@ -3,7 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <set>
 #include <sstream>
+#include <string>
 
 #include "batch_sampler.h"
 #include "error.h"
@@ -182,6 +184,39 @@ TEST(TrainBatches, LabelsSkipPromptAndPadding) {
     bool differs = false;
     for (int step = 1; step < 10; ++step) differs |= !sampler.at_step(step).tokens.equal(sampler.at_step(step + 1).tokens);
     EXPECT_TRUE(differs);
+}
+
+TEST(TrainBatches, LengthBucketsDrawRowsOfSimilarLength) {
+    // 400 sequences of lengths 1..400 in a shuffled order; the first token is the length.
+    std::string text;
+    std::vector<int> lengths(400);
+    for (int i = 0; i < 400; ++i) lengths[static_cast<size_t>(i)] = (i * 151) % 400 + 1;
+    for (int length : lengths) {
+        for (int t = 0; t < length; ++t) text += std::to_string(length) + " ";
+        text += "\n";
+    }
+    const TokenCorpus corpus = parse(text);
+    std::vector<const TokenSequence*> all;
+    for (const auto& sequence : corpus.sequences) all.push_back(&sequence);
+    const BatchSampler uniform(all, 4, 512, 5);
+    const BatchSampler bucketed(all, 4, 512, 5, true);
+    int64_t uniform_spread = 0, bucketed_spread = 0;
+    std::set<int64_t> seen;
+    for (int step = 1; step <= 200; ++step) {
+        auto spread = [](const Batch& batch) {
+            const at::Tensor first = batch.tokens.select(1, 0);
+            return first.max().item<int64_t>() - first.min().item<int64_t>();
+        };
+        const Batch b = bucketed.at_step(step);
+        // 16 * batch = 64 neighbours in length order: lengths within 63 of each other.
+        EXPECT_LE(spread(b), 63) << "step " << step;
+        bucketed_spread += spread(b);
+        uniform_spread += spread(uniform.at_step(step));
+        for (int64_t row = 0; row < 4; ++row) seen.insert(b.tokens[row][0].item<int64_t>());
+    }
+    EXPECT_LT(bucketed_spread * 4, uniform_spread);  // far less padding than uniform draws
+    EXPECT_GT(seen.size(), 300u);                    // and still most of the corpus
+    EXPECT_TRUE(bucketed.at_step(7).tokens.equal(bucketed.at_step(7).tokens));
 }
 
 TEST(TrainProgress, FormatsDurationsAndRatesWithUnits) {
