@@ -1,16 +1,19 @@
 #!/usr/bin/env bash
 # Regenerates models/en-small/ from Debian's packages alone: the speech corpus
 # (fortunes spoken by flite and festival voices), the mel-FSQ codec and its
-# quality gate, then the token corpora for the TTS target.
+# quality gate, the token corpora, the TTS target and its gate, then (once the
+# target passes: commit models/en-small/target only then) drafts and calibration.
 #
 #   scripts/make_en_small.sh [STAGE...]     stages: corpus codec codec-gate tokens target
-#                                           target-gate
-#                                           (default: all, in that order)
+#                                           target-gate (default: these, in that order),
+#                                           drafts calibration (once the target passes
+#                                           its gate: they read models/en-small/target)
 #
 # Work files (audio, checkpoints) go to $CADENZA_WORK (default build/en-small-work);
 # every stage resumes from what is already there, so an interrupted run loses
 # little. Shipped files are written into models/en-small/. Needs a built tree
-# (scripts/setup.sh). Wall times on 2 cores are in models/en-small/README.md.
+# (scripts/setup.sh). Wall times on 2 cores are in docs/en-small.md. Do not
+# edit this file while it runs: bash reads it as it goes.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
@@ -98,8 +101,39 @@ JSON
         --prompts "$work/tokens/test_prompts.tsv" --limit 100 --repeats 5 --jobs "$jobs" \
         --json "$models/target_gate.json"
       ;;
+    drafts)
+      # The drafts, all trained on the train split with the target frozen:
+      # SSD's shallow draft (2 of the target's 6 layers), MTP heads (8; the
+      # 4-head pipeline uses the first 4), MEDUSA heads (4) and their tree.
+      tokens="$work/tokens/train.tokens"
+      common=(--corpus "$tokens" --batch 8 --seq-len 768 --length-buckets --seed 1 --checkpoint-every 50 --threads "$jobs")
+      resumable() { [ -f "$1" ] && echo --resume; true; }
+      run train draft --target "$models/target" --layers 0,5 --train-layers 0,1 --output "$work/draft" \
+        --steps "${DRAFT_STEPS:-400}" --lr 1e-3 --warmup 50 "${common[@]}" $(resumable "$work/draft/training_state.safetensors")
+      run train mtp --target "$models/target" --heads 8 --output "$work/mtp8.safetensors" \
+        --steps "${HEAD_STEPS:-400}" --lr 1e-3 --warmup 50 "${common[@]}" $(resumable "$work/mtp8.training_state.safetensors")
+      run train medusa --target "$models/target" --heads 4 --output "$work/medusa4.safetensors" \
+        --steps "${HEAD_STEPS:-400}" --lr 1e-3 --warmup 50 "${common[@]}" $(resumable "$work/medusa4.training_state.safetensors")
+      mkdir -p "$models/draft"
+      cp "$work/draft/config.json" "$work/draft/model.safetensors" "$models/draft/"
+      cp "$work/mtp8.safetensors" "$models/mtp8.safetensors"
+      cp "$work/medusa4.safetensors" "$models/medusa4.safetensors"
+      ;;
+    calibration)
+      # MEDUSA's 64-node tree from the heads' top-k accuracy on the dev split;
+      # Viterbi's transitions (code bigrams of the train split); PCG's groups.
+      run build-tree --target "$models/target" --heads "$models/medusa4.safetensors" --corpus "$work/tokens/dev.tokens" \
+        --output "$models/medusa4.choices.txt" --budget 64 --top-k 10 --threads "$jobs"
+      sed 's/.*|//' "$work/tokens/train.tokens" > "$work/train-targets.txt"
+      vocab=$(sed -n 's/.*"vocab_size": *\([0-9]*\).*/\1/p' "$work/tokens/layout.json")
+      run build-transitions --corpus "$work/train-targets.txt" --vocab "$vocab" --alpha 0.1 --output "$models/transitions.cdztrn"
+      for theta in 0.3 0.4 0.5; do
+        run build-groups --embeddings "$models/target" --tensor model.embed_tokens.weight --rows 58:8250 \
+          --theta "$theta" --vocab-size "$vocab" --output "$models/groups-$theta.cdzgrp" --quiet
+      done
+      ;;
     *)
-      echo "make_en_small: unknown stage '$stage' (corpus, codec, codec-gate, tokens, target, target-gate)" >&2
+      echo "make_en_small: unknown stage '$stage' (corpus, codec, codec-gate, tokens, target, target-gate, drafts, calibration)" >&2
       exit 1
       ;;
   esac
