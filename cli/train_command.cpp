@@ -107,7 +107,12 @@ Command add_train_command(CLI::App& app) {
         lm->add_option("--corpus", job->corpus, "token corpus (prompt_ids | target_ids per line)")
             ->required()
             ->check(CLI::ExistingFile);
-        lm->add_option("--config", job->config, "Hugging Face config.json of the model")->required()->check(CLI::ExistingFile);
+        auto* config = lm->add_option("--config", job->config, "Hugging Face config.json of the model (random weights)")
+                           ->check(CLI::ExistingFile);
+        lm->add_option("--init-from", job->init_from,
+                       "start from this model directory's weights instead (e.g. trained on an easier corpus)")
+            ->check(CLI::ExistingDirectory)
+            ->excludes(config);
         lm->add_option("--output", job->output, "model directory to write (config.json, model.safetensors)")->required();
         add_common_options(lm, job->options, {3e-4, 100, 0.1});
         runs.emplace_back(lm, runner(job, training::run_language_model_job));

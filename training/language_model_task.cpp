@@ -15,6 +15,9 @@ std::vector<TrainableParameter> all_parameters(const llama::LlamaWeights& weight
 LanguageModelTask::LanguageModelTask(const llama::LlamaConfig& config, uint64_t seed)
     : model_(llama::LlamaWeights::random(config, seed, at::kCPU), config.max_position_embeddings) {}
 
+LanguageModelTask::LanguageModelTask(llama::LlamaWeights weights, int64_t max_positions)
+    : model_(std::move(weights), max_positions) {}
+
 std::vector<TrainableParameter> LanguageModelTask::parameters() { return all_parameters(model_.weights()); }
 
 at::Tensor LanguageModelTask::loss(const Batch& batch) {

@@ -12,6 +12,8 @@ class LanguageModelTask : public TrainingTask {
 public:
     // Fresh weights from `seed` (LlamaWeights::random).
     LanguageModelTask(const llama::LlamaConfig& config, uint64_t seed);
+    // Starts from trained weights (e.g. a model trained on an easier corpus).
+    LanguageModelTask(llama::LlamaWeights weights, int64_t max_positions);
 
     std::string kind() const override { return "lm"; }
     int64_t vocab_size() const override { return model_.config().vocab_size; }

@@ -1,6 +1,7 @@
 #include "train_jobs.h"
 
 #include <cstdio>
+#include <optional>
 #include <ostream>
 
 #include "draft_heads.h"
@@ -73,12 +74,17 @@ std::filesystem::path absolute_path(const std::filesystem::path& path) {
 TrainResult run_language_model_job(const LanguageModelJob& job, std::ostream& out, std::ostream& log) {
     const int threads = llama::apply_thread_policy(static_cast<int>(job.options.threads));
     const TokenCorpus corpus = load_token_corpus(job.corpus);
-    const llama::LlamaConfig config = llama::LlamaConfig::from_file(job.config);
-    corpus.check_vocabulary(config.vocab_size, job.config.string());
+    if (job.init_from.empty() == job.config.empty())
+        throw Error(CDZ_STATUS_INVALID_ARGUMENT, "train lm needs either --config (random weights) or --init-from (a model directory)");
+    std::optional<llama::LlamaWeights> initial;
+    if (!job.init_from.empty()) initial = load_model_directory(job.init_from);
+    const llama::LlamaConfig config = initial ? initial->config : llama::LlamaConfig::from_file(job.config);
+    corpus.check_vocabulary(config.vocab_size, (initial ? job.init_from / "config.json" : job.config).string());
     describe_corpus(corpus, out);
     describe_model("target", config, out);
+    if (initial) out << "initial weights: " << job.init_from.string() << '\n';
     out << "threads: " << threads << '\n' << std::flush;
-    LanguageModelTask task(config, job.options.seed);
+    LanguageModelTask task = initial ? LanguageModelTask(std::move(*initial), config.max_position_embeddings) : LanguageModelTask(config, job.options.seed);
     const TrainResult result = train(task, corpus, job.options, job.output, log);
     report(result, job.options,
            (job.output / "config.json").string() + ", " + (job.output / "model.safetensors").string() + " and " +

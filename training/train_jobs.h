@@ -14,6 +14,7 @@ namespace cadenza::training {
 
 struct LanguageModelJob {
     std::filesystem::path corpus, config, output;
+    std::filesystem::path init_from;  // a model directory to start from instead of random weights from `config`
     TrainOptions options;
 };
 

@@ -42,6 +42,23 @@ if "$cadenza" train mtp --target "$work/target" --heads 2 --corpus "$work/corpus
 fi
 grep -q "pass --resume" "$work/again.err"
 
+# --init-from continues from trained weights with a fresh optimizer: its first
+# held-out loss is the trained model's, far below a random model's.
+"$cadenza" train lm --corpus "$work/corpus.txt" --init-from "$work/target" --output "$work/continued" \
+  --lr 1e-3 --steps 2 --batch 8 --seq-len 32 --warmup 1 --threads 1 --no-progress | tee "$work/continued.out"
+grep -q "initial weights: $work/target" "$work/continued.out"
+trained=$(awk '/held-out/ { h = 1 } h && /loss/ { print $2; exit }' "$work/lm.out")
+continued=$(awk '/held-out/ { h = 1 } h && /loss/ { print $2; exit }' "$work/continued.out")
+awk -v a="$continued" -v b="$trained" 'BEGIN { exit !(a < b + 0.2 && a < 3.5) }'
+if "$cadenza" train lm --corpus "$work/corpus.txt" --output "$work/neither" $common 2> "$work/neither.err"; then
+  echo "expected a refusal without --config or --init-from"; exit 1
+fi
+grep -q "either --config" "$work/neither.err"
+if "$cadenza" train lm --corpus "$work/corpus.txt" --config "$work/config.json" --init-from "$work/target" \
+     --output "$work/both" $common 2> "$work/both.err"; then
+  echo "expected --config and --init-from to exclude each other"; exit 1
+fi
+
 # A malformed corpus names its file and line; exit code 1.
 printf '1 2 3\n4 x5 6\n' > "$work/bad.txt"
 set +e
