@@ -114,6 +114,23 @@ Command add_train_command(CLI::App& app) {
             ->check(CLI::ExistingDirectory)
             ->excludes(config);
         lm->add_option("--output", job->output, "model directory to write (config.json, model.safetensors)")->required();
+        auto* guided = lm->add_option("--guided-attention", job->guided_layers,
+                                      "teach one head of these layers (e.g. 1,2) to read the text along the diagonal "
+                                      "while the codes are fed (DC-TTS's guided attention; needs --layout)");
+        lm->add_option("--layout", job->layout, "the corpus's layout.json (corpus tts writes it)")
+            ->check(CLI::ExistingFile)
+            ->needs(guided);
+        lm->add_option("--guided-head", job->guided_head, "the head guided in each layer (default 0)")
+            ->check(CLI::NonNegativeNumber)
+            ->needs(guided);
+        lm->add_option("--guided-weight", job->guided_weight,
+                       "weight of the guide loss beside the cross-entropy (default 1)")
+            ->check(CLI::NonNegativeNumber)
+            ->needs(guided);
+        lm->add_option("--guided-width", job->guided_width,
+                       "g: the diagonal band's width as a fraction of the text (default 0.2)")
+            ->check(CLI::Range(0.01, 1.0))
+            ->needs(guided);
         add_common_options(lm, job->options, {3e-4, 100, 0.1});
         runs.emplace_back(lm, runner(job, training::run_language_model_job));
     }

@@ -1,5 +1,7 @@
 #include "language_model_task.h"
 
+#include <sstream>
+
 #include "losses.h"
 #include "model_directory.h"
 
@@ -20,14 +22,43 @@ LanguageModelTask::LanguageModelTask(llama::LlamaWeights weights, int64_t max_po
 
 std::vector<TrainableParameter> LanguageModelTask::parameters() { return all_parameters(model_.weights()); }
 
+at::Tensor LanguageModelTask::logits_and_guide(const Batch& batch, at::Tensor* guide_loss, double* guide_queries) {
+    if (!guide_.enabled()) return model_.logits(model_.forward_sequence(batch.inputs()));
+    llama::AttentionProbe probe;
+    probe.layers = guide_.layers;
+    probe.head = guide_.head;
+    const at::Tensor logits = model_.logits(model_.forward_sequence(batch.inputs(), &probe));
+    const GuideTargets targets = guide_targets(batch, guide_);
+    *guide_loss = guided_attention_loss(probe.weights, targets);
+    *guide_queries = targets.query_count;
+    return logits;
+}
+
 at::Tensor LanguageModelTask::loss(const Batch& batch) {
-    const at::Tensor logits = model_.logits(model_.forward_sequence(batch.inputs()));
-    return masked_cross_entropy(logits, batch.labels(1));
+    at::Tensor guide;
+    double queries = 0;
+    const at::Tensor logits = logits_and_guide(batch, &guide, &queries);
+    const at::Tensor cross_entropy = masked_cross_entropy(logits, batch.labels(1));
+    return guide.defined() ? cross_entropy + guide_.weight * guide : cross_entropy;
 }
 
 void LanguageModelTask::evaluate(const Batch& batch, Metrics& metrics) {
-    const at::Tensor logits = model_.logits(model_.forward_sequence(batch.inputs()));
+    at::Tensor guide;
+    double queries = 0;
+    const at::Tensor logits = logits_and_guide(batch, &guide, &queries);
     add_prediction_metrics(logits, batch.labels(1), metrics);
+    if (guide.defined() && queries > 0)
+        metrics.add("attention off the text diagonal", Unit::fraction, guide.item<double>() * queries, queries);
+}
+
+std::vector<std::pair<std::string, std::string>> LanguageModelTask::settings() const {
+    if (!guide_.enabled()) return {};
+    std::ostringstream value;
+    value.precision(17);
+    value << "layers";
+    for (const int64_t layer : guide_.layers) value << ' ' << layer;
+    value << ", head " << guide_.head << ", weight " << guide_.weight << ", width " << guide_.width;
+    return {{"cadenza.train.guided_attention", value.str()}};
 }
 
 void LanguageModelTask::save(const std::filesystem::path& output) const {

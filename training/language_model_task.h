@@ -1,8 +1,9 @@
-// Training a target from scratch: next-token cross-entropy on the target
-// segments, every parameter trained. Output: a Hugging Face model directory
+// Training a target: next-token cross-entropy on the target segments (plus
+// an optional guided-attention loss), every parameter trained. Output: a Hugging Face model directory
 // (config.json, model.safetensors) plus training_state.safetensors.
 #pragma once
 
+#include "guided_attention.h"
 #include "llama_model.h"
 #include "training_task.h"
 
@@ -22,14 +23,20 @@ public:
     at::Tensor loss(const Batch& batch) override;
     void evaluate(const Batch& batch, Metrics& metrics) override;
     void save(const std::filesystem::path& output) const override;
+    std::vector<std::pair<std::string, std::string>> settings() const override;
     std::filesystem::path state_path(const std::filesystem::path& output) const override {
         return output / "training_state.safetensors";
     }
 
     const llama::LlamaModel& model() const { return model_; }
+    // Adds a guided-attention loss on the listed heads (guided_attention.h).
+    void set_guided_attention(GuidedAttention guide) { guide_ = std::move(guide); }
 
 private:
+    at::Tensor logits_and_guide(const Batch& batch, at::Tensor* guide_loss, double* guide_queries);
+
     llama::LlamaModel model_;
+    GuidedAttention guide_;
 };
 
 // Every tensor of `weights` as trainable parameters under their Hugging Face

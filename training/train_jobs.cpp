@@ -1,6 +1,9 @@
 #include "train_jobs.h"
 
+#include <algorithm>
 #include <cstdio>
+#include <fstream>
+#include <sstream>
 #include <optional>
 #include <ostream>
 
@@ -69,6 +72,36 @@ std::filesystem::path absolute_path(const std::filesystem::path& path) {
     return std::filesystem::absolute(path).lexically_normal();
 }
 
+GuidedAttention guided_attention_of(const LanguageModelJob& job, const llama::LlamaConfig& config) {
+    if (job.layout.empty())
+        throw Error(CDZ_STATUS_INVALID_ARGUMENT, "--guided-attention needs --layout (the corpus's layout.json)");
+    GuidedAttention guide;
+    guide.layers = parse_index_list(job.guided_layers, "--guided-attention");
+    for (const int64_t layer : guide.layers)
+        if (layer >= config.num_hidden_layers)
+            throw Error(CDZ_STATUS_INVALID_ARGUMENT, "--guided-attention: layer " + std::to_string(layer) +
+                                                         " is outside the model's " +
+                                                         std::to_string(config.num_hidden_layers) + " layers");
+    std::sort(guide.layers.begin(), guide.layers.end());
+    if (job.guided_head < 0 || job.guided_head >= config.num_attention_heads)
+        throw Error(CDZ_STATUS_INVALID_ARGUMENT, "--guided-head " + std::to_string(job.guided_head) +
+                                                     " is outside the model's " +
+                                                     std::to_string(config.num_attention_heads) + " heads");
+    guide.head = job.guided_head;
+    guide.weight = job.guided_weight;
+    guide.width = job.guided_width;
+    std::ifstream in(job.layout);
+    if (!in) throw Error(CDZ_STATUS_NOT_FOUND, job.layout.string() + ": cannot read the layout");
+    std::stringstream text;
+    text << in.rdbuf();
+    guide.layout = SpeechTokenLayout::from_json(text.str(), job.layout.string());
+    if (guide.layout.vocab_size() != config.vocab_size)
+        throw Error(CDZ_STATUS_INVALID_ARGUMENT, job.layout.string() + ": a vocabulary of " +
+                                                     std::to_string(guide.layout.vocab_size()) + " tokens, the model has " +
+                                                     std::to_string(config.vocab_size));
+    return guide;
+}
+
 }  // namespace
 
 TrainResult run_language_model_job(const LanguageModelJob& job, std::ostream& out, std::ostream& log) {
@@ -85,6 +118,12 @@ TrainResult run_language_model_job(const LanguageModelJob& job, std::ostream& ou
     if (initial) out << "initial weights: " << job.init_from.string() << '\n';
     out << "threads: " << threads << '\n' << std::flush;
     LanguageModelTask task = initial ? LanguageModelTask(std::move(*initial), config.max_position_embeddings) : LanguageModelTask(config, job.options.seed);
+    if (!job.guided_layers.empty()) {
+        GuidedAttention guide = guided_attention_of(job, config);
+        out << "guided attention: head " << guide.head << " of layers " << format_index_list(guide.layers)
+            << ", weight " << guide.weight << ", width " << guide.width << '\n' << std::flush;
+        task.set_guided_attention(std::move(guide));
+    }
     const TrainResult result = train(task, corpus, job.options, job.output, log);
     report(result, job.options,
            (job.output / "config.json").string() + ", " + (job.output / "model.safetensors").string() + " and " +

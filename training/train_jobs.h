@@ -15,6 +15,12 @@ namespace cadenza::training {
 struct LanguageModelJob {
     std::filesystem::path corpus, config, output;
     std::filesystem::path init_from;  // a model directory to start from instead of random weights from `config`
+    // Guided attention (guided_attention.h): layers "1,2", empty for none;
+    // the corpus's layout.json finds the text and the codes in a sequence.
+    std::string guided_layers;
+    int64_t guided_head = 0;
+    double guided_weight = 1.0, guided_width = 0.2;
+    std::filesystem::path layout;
     TrainOptions options;
 };
 

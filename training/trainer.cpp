@@ -29,6 +29,8 @@ std::string exact(double value) {
 }
 
 constexpr const char* length_buckets_key = "cadenza.train.length_buckets";
+// Settings written only when used, so that older checkpoints still resume.
+const char* const optional_setting_keys[] = {length_buckets_key, "cadenza.train.guided_attention"};
 
 // The settings a resumed run must share with the checkpoint for the result
 // to equal an uninterrupted run.
@@ -49,6 +51,7 @@ std::vector<std::pair<std::string, std::string>> run_settings(const TrainingTask
     };
     // Only when set, so that checkpoints from before the option still resume.
     if (o.length_buckets) settings.push_back({length_buckets_key, "1"});
+    for (auto& setting : task.settings()) settings.push_back(std::move(setting));
     return settings;
 }
 
@@ -130,11 +133,13 @@ int64_t read_state(const std::filesystem::path& path, const std::vector<Trainabl
                                                              " (" + path.string() + ")");
             }
         }
-        const bool buckets_now = std::any_of(settings.begin(), settings.end(),
-                                             [](const auto& setting) { return setting.first == length_buckets_key; });
-        if (metadata.count(length_buckets_key) && !buckets_now)
-            throw Error(CDZ_STATUS_INVALID_ARGUMENT,
-                        "cannot resume: the checkpoint was trained with --length-buckets (" + path.string() + ")");
+        for (const std::string key : optional_setting_keys) {
+            const bool set_now = std::any_of(settings.begin(), settings.end(),
+                                             [&](const auto& setting) { return setting.first == key; });
+            if (metadata.count(key) && !set_now)
+                throw Error(CDZ_STATUS_INVALID_ARGUMENT, "cannot resume: the checkpoint was trained with '" + key +
+                                                             "' = " + metadata.at(key) + " (" + path.string() + ")");
+        }
         const int64_t step = std::stoll(value_of("cadenza.train.step"));
         const int64_t stored_steps = std::stoll(value_of("cadenza.train.steps"));
         if (stored_steps != total_steps)

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <ATen/ATen.h>
@@ -35,6 +36,8 @@ public:
     virtual void evaluate(const Batch& batch, Metrics& metrics) = 0;
     // Writes the trained model to `output` (a directory or a file, by kind).
     virtual void save(const std::filesystem::path& output) const = 0;
+    // Task settings a resumed run must share with its checkpoint (key, value).
+    virtual std::vector<std::pair<std::string, std::string>> settings() const { return {}; }
     // Where the training state for `output` lives.
     virtual std::filesystem::path state_path(const std::filesystem::path& output) const = 0;
 };

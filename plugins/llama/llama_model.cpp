@@ -1,5 +1,6 @@
 #include "llama_model.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <string>
@@ -100,7 +101,7 @@ TreeOutput LlamaModel::forward_tree(KvCache& cache, const std::vector<int32_t>& 
     return out;
 }
 
-at::Tensor LlamaModel::run_layers(const at::Tensor& input) const {
+at::Tensor LlamaModel::run_layers(const at::Tensor& input, AttentionProbe* probe) const {
     const LlamaConfig& c = config();
     const int64_t batch = input.size(0), time = input.size(1);
     const int64_t heads = c.num_attention_heads, kv_heads = c.num_key_value_heads, d = c.head_dim;
@@ -108,8 +109,16 @@ at::Tensor LlamaModel::run_layers(const at::Tensor& input) const {
     const double scale = 1.0 / std::sqrt(static_cast<double>(d));
     const at::Tensor causal =
         at::full({time, time}, -std::numeric_limits<float>::infinity(), input.options()).triu(1);
+    if (probe) {
+        probe->weights.clear();
+        for (const int64_t layer : probe->layers)
+            if (layer < 0 || layer >= c.num_hidden_layers || probe->head < 0 || probe->head >= heads)
+                throw Error(CDZ_STATUS_INVALID_ARGUMENT, "attention probe of layer " + std::to_string(layer) + " head " +
+                                                             std::to_string(probe->head) + " is outside the model");
+    }
     at::Tensor x = input;
-    for (const LayerWeights& w : weights_.layers) {
+    for (int64_t layer = 0; layer < c.num_hidden_layers; ++layer) {
+        const LayerWeights& w = weights_.layers[layer];
         const at::Tensor h = rms_norm(x, w.input_norm);
         at::Tensor q = at::linear(h, w.q_proj, w.q_bias).view({batch, time, heads, d});
         at::Tensor k = at::linear(h, w.k_proj, w.k_bias).view({batch, time, kv_heads, d});
@@ -122,8 +131,10 @@ at::Tensor LlamaModel::run_layers(const at::Tensor& input) const {
             v = v.repeat_interleave(group, 1);
         }
         const at::Tensor scores = at::matmul(q, k.transpose(-1, -2)) * scale + causal;
-        const at::Tensor attended =
-            at::matmul(at::softmax(scores, -1), v).transpose(1, 2).reshape({batch, time, heads * d});
+        const at::Tensor attention = at::softmax(scores, -1);
+        if (probe && std::find(probe->layers.begin(), probe->layers.end(), layer) != probe->layers.end())
+            probe->weights.push_back(attention.select(1, probe->head));
+        const at::Tensor attended = at::matmul(attention, v).transpose(1, 2).reshape({batch, time, heads * d});
         x = x + at::linear(attended, w.o_proj);
         const at::Tensor g = rms_norm(x, w.post_attention_norm);
         x = x + at::linear(at::silu(at::linear(g, w.gate_proj)) * at::linear(g, w.up_proj), w.down_proj);
@@ -131,10 +142,10 @@ at::Tensor LlamaModel::run_layers(const at::Tensor& input) const {
     return x;
 }
 
-at::Tensor LlamaModel::forward_sequence(const at::Tensor& tokens) const {
+at::Tensor LlamaModel::forward_sequence(const at::Tensor& tokens, AttentionProbe* probe) const {
     if (tokens.dim() != 2) throw Error(CDZ_STATUS_INVALID_ARGUMENT, "tokens must be [batch, time]");
     const at::Tensor x = at::embedding(weights_.embed_tokens, tokens);
-    return rms_norm(run_layers(x), weights_.norm);
+    return rms_norm(run_layers(x, probe), weights_.norm);
 }
 
 at::Tensor LlamaModel::logits(const at::Tensor& hidden) const { return at::linear(hidden, weights_.lm_head); }

@@ -15,6 +15,14 @@
 
 namespace cadenza::llama {
 
+// Asks a sequence forward pass to keep one head's attention weights of some
+// layers (training: a guided-attention loss reads them; differentiable).
+struct AttentionProbe {
+    std::vector<int64_t> layers;  // layer indices, ascending
+    int64_t head = 0;
+    std::vector<at::Tensor> weights;  // filled: per listed layer, [batch, time, time]
+};
+
 struct TreeOutput {
     at::Tensor logits;  // [nodes, vocab], or undefined when not asked for
     at::Tensor hidden;  // [nodes, hidden] after the final norm
@@ -39,13 +47,13 @@ public:
 
     // Hidden states after the final norm for token sequences [batch, time]
     // (positions 0..time-1, causal); differentiable.
-    at::Tensor forward_sequence(const at::Tensor& tokens) const;
+    at::Tensor forward_sequence(const at::Tensor& tokens, AttentionProbe* probe = nullptr) const;
     // Hidden states [..., hidden] to logits [..., vocab].
     at::Tensor logits(const at::Tensor& hidden) const;
 
     // The transformer layers on their own, for models built from a subset
     // of another's layers: input and output [batch, time, hidden].
-    at::Tensor run_layers(const at::Tensor& hidden) const;
+    at::Tensor run_layers(const at::Tensor& hidden, AttentionProbe* probe = nullptr) const;
 
 private:
     at::Tensor rms_norm(const at::Tensor& x, const at::Tensor& weight) const;

@@ -17,6 +17,7 @@
 #include "shallow_draft.h"
 #include "synthetic_corpus.h"
 #include "thread_policy.h"
+#include "tiny_training.h"
 #include "trainer.h"
 
 namespace cadenza::training {
@@ -28,20 +29,6 @@ std::filesystem::path fresh_directory(const std::string& name) {
     std::filesystem::remove_all(path);
     std::filesystem::create_directories(path);
     return path;
-}
-
-llama::LlamaConfig tiny_config(int64_t layers = 2) {
-    llama::LlamaConfig c;
-    c.vocab_size = 32;
-    c.hidden_size = 32;
-    c.intermediate_size = 64;
-    c.num_hidden_layers = layers;
-    c.num_attention_heads = 4;
-    c.num_key_value_heads = 2;
-    c.head_dim = 8;
-    c.max_position_embeddings = 64;
-    c.tie_word_embeddings = true;
-    return c;
 }
 
 TokenCorpus tiny_corpus(int64_t sequences = 200) {
@@ -56,20 +43,6 @@ TokenCorpus tiny_corpus(int64_t sequences = 200) {
     corpus.name = "tiny";
     corpus.sequences = generate_synthetic_corpus(o);
     return corpus;
-}
-
-TrainOptions tiny_options(int64_t steps) {
-    TrainOptions o;
-    o.steps = steps;
-    o.batch = 8;
-    o.seq_len = 32;
-    o.lr = 3e-3;
-    o.warmup = 5;
-    o.weight_decay = 0.01;
-    o.seed = 1;
-    o.holdout = 0.1;
-    o.progress = false;
-    return o;
 }
 
 // Prints metrics before and after training, for a failing test's reader.
