@@ -59,6 +59,34 @@ if "$cadenza" train lm --corpus "$work/corpus.txt" --config "$work/config.json" 
   echo "expected --config and --init-from to exclude each other"; exit 1
 fi
 
+# --guided-attention: the held-out results report the guide; it needs a
+# layout matching the model, a layer and a head inside it.
+printf '{"text_token_offset": 0, "text_token_count": 8, "audio_token_offset": 8, "audio_token_count": 38,
+  "audio_start_token": 46, "end_token": 47, "vocab_size": 48}\n' > "$work/layout.json"
+# A speech-like corpus: [text] [audio start] | [two codes per text id] [end].
+awk 'BEGIN { srand(3); for (n = 0; n < 200; n++) {
+  len = 3 + int(rand() * 4); text = ""; codes = ""
+  for (i = 0; i < len; i++) { id = int(rand() * 8); text = text id " "; codes = codes (8 + 2 * id) " " (9 + 2 * id) " " }
+  print text "46 | " codes "47" } }' > "$work/spoken.txt"
+"$cadenza" train lm --corpus "$work/spoken.txt" --init-from "$work/target" --output "$work/guided" \
+  --guided-attention 1,2 --layout "$work/layout.json" --lr 1e-3 --steps 2 --batch 8 --seq-len 32 --warmup 1 \
+  --threads 1 --no-progress | tee "$work/guided.out"
+grep -q "guided attention: head 0 of layers 1,2" "$work/guided.out"
+grep -q "attention off the text diagonal" "$work/guided.out"
+refuse() {  # refuse EXPECTED-MESSAGE ARGS...: the run fails and says why
+  local expected=$1; shift
+  if "$cadenza" train lm --corpus "$work/corpus.txt" --init-from "$work/target" --output "$work/refused" \
+       --steps 1 --batch 8 --seq-len 32 --threads 1 --no-progress "$@" 2> "$work/refused.err"; then
+    echo "expected a refusal: $*"; exit 1
+  fi
+  grep -q "$expected" "$work/refused.err" || { cat "$work/refused.err"; exit 1; }
+}
+refuse "needs --layout" --guided-attention 1
+refuse "layer 3 is outside the model's 3 layers" --guided-attention 3 --layout "$work/layout.json"
+refuse "guided-head 4 is outside" --guided-attention 1 --guided-head 4 --layout "$work/layout.json"
+sed 's/"vocab_size": 48/"vocab_size": 40/; s/"audio_token_count": 38/"audio_token_count": 30/; s/"audio_start_token": 46/"audio_start_token": 38/; s/"end_token": 47/"end_token": 39/' "$work/layout.json" > "$work/small.json"
+refuse "a vocabulary of 40 tokens, the model has 48" --guided-attention 1 --layout "$work/small.json"
+
 # A malformed corpus names its file and line; exit code 1.
 printf '1 2 3\n4 x5 6\n' > "$work/bad.txt"
 set +e
