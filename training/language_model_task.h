@@ -1,6 +1,7 @@
 // Training a target: next-token cross-entropy on the target segments (plus
-// an optional guided-attention loss), every parameter trained. Output: a Hugging Face model directory
-// (config.json, model.safetensors) plus training_state.safetensors.
+// an optional guided-attention loss), every parameter trained. Output: a
+// Hugging Face model directory (config.json, model.safetensors) plus
+// training_state.safetensors.
 #pragma once
 
 #include "guided_attention.h"

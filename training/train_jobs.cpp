@@ -83,6 +83,7 @@ GuidedAttention guided_attention_of(const LanguageModelJob& job, const llama::Ll
                                                          " is outside the model's " +
                                                          std::to_string(config.num_hidden_layers) + " layers");
     std::sort(guide.layers.begin(), guide.layers.end());
+    guide.layers.erase(std::unique(guide.layers.begin(), guide.layers.end()), guide.layers.end());
     if (job.guided_head < 0 || job.guided_head >= config.num_attention_heads)
         throw Error(CDZ_STATUS_INVALID_ARGUMENT, "--guided-head " + std::to_string(job.guided_head) +
                                                      " is outside the model's " +
