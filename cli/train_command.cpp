@@ -117,9 +117,13 @@ Command add_train_command(CLI::App& app) {
         auto* guided = lm->add_option("--guided-attention", job->guided_layers,
                                       "teach one head of these layers (e.g. 1,2) to read the text along the diagonal "
                                       "while the codes are fed (DC-TTS's guided attention; needs --layout)");
-        lm->add_option("--layout", job->layout, "the corpus's layout.json (corpus tts writes it)")
-            ->check(CLI::ExistingFile)
-            ->needs(guided);
+        lm->add_option("--code-digits", job->code_digits,
+                                      "the codec's FSQ levels, least significant first (e.g. 8,8,8,4,4): each code's "
+                                      "embedding adds one learned vector per digit, shared with the codes that have "
+                                      "that digit (needs --layout)");
+        lm->add_option("--layout", job->layout,
+                       "the corpus's layout.json (corpus tts writes it), for --guided-attention and --code-digits")
+            ->check(CLI::ExistingFile);
         lm->add_option("--guided-head", job->guided_head, "the head guided in each layer (default 0)")
             ->check(CLI::NonNegativeNumber)
             ->needs(guided);

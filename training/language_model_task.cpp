@@ -2,6 +2,7 @@
 
 #include <sstream>
 
+#include "error.h"
 #include "losses.h"
 #include "model_directory.h"
 
@@ -20,9 +21,31 @@ LanguageModelTask::LanguageModelTask(const llama::LlamaConfig& config, uint64_t 
 LanguageModelTask::LanguageModelTask(llama::LlamaWeights weights, int64_t max_positions)
     : model_(std::move(weights), max_positions) {}
 
-std::vector<TrainableParameter> LanguageModelTask::parameters() { return all_parameters(model_.weights()); }
+void LanguageModelTask::set_code_digits(CodeDigitEmbedding digits) {
+    if (!model_.config().tie_word_embeddings)
+        throw Error(CDZ_STATUS_INVALID_ARGUMENT, "--code-digits needs a model with tied embeddings (tie_word_embeddings)");
+    if (!free_embedding_.defined()) free_embedding_ = model_.weights().embed_tokens;
+    digits_ = std::move(digits);
+}
+
+void LanguageModelTask::refresh_embedding() {
+    if (!digits_.enabled()) return;
+    llama::LlamaWeights& weights = model_.weights();
+    weights.embed_tokens = digits_.table(free_embedding_);
+    weights.lm_head = weights.embed_tokens;
+}
+
+std::vector<TrainableParameter> LanguageModelTask::parameters() {
+    std::vector<TrainableParameter> parameters = all_parameters(model_.weights());
+    if (!digits_.enabled()) return parameters;
+    parameters.front().tensor = free_embedding_;  // model.embed_tokens.weight
+    for (size_t d = 0; d < digits_.digit_vectors().size(); ++d)
+        parameters.push_back({"cadenza.code_digit_vectors." + std::to_string(d), digits_.digit_vectors()[d], true});
+    return parameters;
+}
 
 at::Tensor LanguageModelTask::logits_and_guide(const Batch& batch, at::Tensor* guide_loss, double* guide_queries) {
+    refresh_embedding();
     if (!guide_.enabled()) return model_.logits(model_.forward_sequence(batch.inputs()));
     llama::AttentionProbe probe;
     probe.layers = guide_.layers;
@@ -52,17 +75,26 @@ void LanguageModelTask::evaluate(const Batch& batch, Metrics& metrics) {
 }
 
 std::vector<std::pair<std::string, std::string>> LanguageModelTask::settings() const {
-    if (!guide_.enabled()) return {};
+    std::vector<std::pair<std::string, std::string>> settings;
+    if (digits_.enabled()) settings.emplace_back("cadenza.train.code_digits", digits_.describe());
+    if (!guide_.enabled()) return settings;
     std::ostringstream value;
     value.precision(17);
     value << "layers";
     for (const int64_t layer : guide_.layers) value << ' ' << layer;
     value << ", head " << guide_.head << ", weight " << guide_.weight << ", width " << guide_.width;
-    return {{"cadenza.train.guided_attention", value.str()}};
+    settings.emplace_back("cadenza.train.guided_attention", value.str());
+    return settings;
 }
 
 void LanguageModelTask::save(const std::filesystem::path& output) const {
-    save_model_directory(output, model_.weights(), {{"cadenza.kind", "target"}});
+    llama::LlamaWeights weights = model_.weights();
+    if (digits_.enabled()) {
+        at::NoGradGuard no_grad;
+        weights.embed_tokens = digits_.table(free_embedding_).detach();
+        weights.lm_head = weights.embed_tokens;
+    }
+    save_model_directory(output, weights, {{"cadenza.kind", "target"}});
 }
 
 }  // namespace cadenza::training

@@ -1,9 +1,11 @@
 // Training a target: next-token cross-entropy on the target segments (plus
-// an optional guided-attention loss), every parameter trained. Output: a
+// an optional guided-attention loss and optional digit-structured code
+// embeddings), every parameter trained. Output: a
 // Hugging Face model directory (config.json, model.safetensors) plus
 // training_state.safetensors.
 #pragma once
 
+#include "code_digit_embedding.h"
 #include "guided_attention.h"
 #include "llama_model.h"
 #include "training_task.h"
@@ -32,12 +34,19 @@ public:
     const llama::LlamaModel& model() const { return model_; }
     // Adds a guided-attention loss on the listed heads (guided_attention.h).
     void set_guided_attention(GuidedAttention guide) { guide_ = std::move(guide); }
+    // Builds the tied code rows from digit vectors (code_digit_embedding.h);
+    // the model's embedding becomes the free part. Needs tied embeddings.
+    void set_code_digits(CodeDigitEmbedding digits);
 
 private:
+    // With code digits: the model's table = the free rows + digit vectors.
+    void refresh_embedding();
     at::Tensor logits_and_guide(const Batch& batch, at::Tensor* guide_loss, double* guide_queries);
 
     llama::LlamaModel model_;
     GuidedAttention guide_;
+    CodeDigitEmbedding digits_;
+    at::Tensor free_embedding_;  // the leaf the optimizer trains, with code digits
 };
 
 // Every tensor of `weights` as trainable parameters under their Hugging Face

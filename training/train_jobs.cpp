@@ -7,6 +7,7 @@
 #include <optional>
 #include <ostream>
 
+#include "code_digit_embedding.h"
 #include "draft_heads.h"
 #include "error.h"
 #include "language_model_task.h"
@@ -72,6 +73,19 @@ std::filesystem::path absolute_path(const std::filesystem::path& path) {
     return std::filesystem::absolute(path).lexically_normal();
 }
 
+SpeechTokenLayout read_layout(const std::filesystem::path& path, const llama::LlamaConfig& config) {
+    std::ifstream in(path);
+    if (!in) throw Error(CDZ_STATUS_NOT_FOUND, path.string() + ": cannot read the layout");
+    std::stringstream text;
+    text << in.rdbuf();
+    const SpeechTokenLayout layout = SpeechTokenLayout::from_json(text.str(), path.string());
+    if (layout.vocab_size() != config.vocab_size)
+        throw Error(CDZ_STATUS_INVALID_ARGUMENT, path.string() + ": a vocabulary of " +
+                                                     std::to_string(layout.vocab_size()) + " tokens, the model has " +
+                                                     std::to_string(config.vocab_size));
+    return layout;
+}
+
 GuidedAttention guided_attention_of(const LanguageModelJob& job, const llama::LlamaConfig& config) {
     if (job.layout.empty())
         throw Error(CDZ_STATUS_INVALID_ARGUMENT, "--guided-attention needs --layout (the corpus's layout.json)");
@@ -91,15 +105,7 @@ GuidedAttention guided_attention_of(const LanguageModelJob& job, const llama::Ll
     guide.head = job.guided_head;
     guide.weight = job.guided_weight;
     guide.width = job.guided_width;
-    std::ifstream in(job.layout);
-    if (!in) throw Error(CDZ_STATUS_NOT_FOUND, job.layout.string() + ": cannot read the layout");
-    std::stringstream text;
-    text << in.rdbuf();
-    guide.layout = SpeechTokenLayout::from_json(text.str(), job.layout.string());
-    if (guide.layout.vocab_size() != config.vocab_size)
-        throw Error(CDZ_STATUS_INVALID_ARGUMENT, job.layout.string() + ": a vocabulary of " +
-                                                     std::to_string(guide.layout.vocab_size()) + " tokens, the model has " +
-                                                     std::to_string(config.vocab_size));
+    guide.layout = read_layout(job.layout, config);
     return guide;
 }
 
@@ -124,6 +130,15 @@ TrainResult run_language_model_job(const LanguageModelJob& job, std::ostream& ou
         out << "guided attention: head " << guide.head << " of layers " << format_index_list(guide.layers)
             << ", weight " << guide.weight << ", width " << guide.width << '\n' << std::flush;
         task.set_guided_attention(std::move(guide));
+    }
+    if (!job.code_digits.empty()) {
+        if (job.layout.empty())
+            throw Error(CDZ_STATUS_INVALID_ARGUMENT, "--code-digits needs --layout (the corpus's layout.json)");
+        const SpeechTokenLayout layout = read_layout(job.layout, config);
+        CodeDigitEmbedding digits(parse_index_list(job.code_digits, "--code-digits"), layout.audio_token_offset,
+                                  layout.audio_token_count, config.hidden_size, at::TensorOptions(at::kFloat));
+        out << "code embeddings: digits of the FSQ grid " << digits.describe() << '\n' << std::flush;
+        task.set_code_digits(std::move(digits));
     }
     const TrainResult result = train(task, corpus, job.options, job.output, log);
     report(result, job.options,

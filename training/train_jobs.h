@@ -20,6 +20,9 @@ struct LanguageModelJob {
     std::string guided_layers;
     int64_t guided_head = 0;
     double guided_weight = 1.0, guided_width = 0.2;
+    // The codec's FSQ levels ("8,8,8,4,4"), empty for none: code embeddings
+    // with the grid's structure (code_digit_embedding.h).
+    std::string code_digits;
     std::filesystem::path layout;
     TrainOptions options;
 };

@@ -68,10 +68,12 @@ awk 'BEGIN { srand(3); for (n = 0; n < 200; n++) {
   len = 3 + int(rand() * 4); text = ""; codes = ""
   for (i = 0; i < len; i++) { id = int(rand() * 8); text = text id " "; codes = codes (8 + 2 * id) " " (9 + 2 * id) " " }
   print text "46 | " codes "47" } }' > "$work/spoken.txt"
+# With --code-digits the 38 codes are a 2 x 19 grid.
 "$cadenza" train lm --corpus "$work/spoken.txt" --init-from "$work/target" --output "$work/guided" \
-  --guided-attention 1,2 --layout "$work/layout.json" --lr 1e-3 --steps 2 --batch 8 --seq-len 32 --warmup 1 \
-  --threads 1 --no-progress | tee "$work/guided.out"
+  --guided-attention 1,2 --code-digits 2,19 --layout "$work/layout.json" --lr 1e-3 --steps 2 --batch 8 --seq-len 32 \
+  --warmup 1 --threads 1 --no-progress | tee "$work/guided.out"
 grep -q "guided attention: head 0 of layers 1,2" "$work/guided.out"
+grep -q "code embeddings: digits of the FSQ grid 2,19 from token 8" "$work/guided.out"
 grep -q "attention off the text diagonal" "$work/guided.out"
 refuse() {  # refuse EXPECTED-MESSAGE ARGS...: the run fails and says why
   local expected=$1; shift
@@ -86,6 +88,8 @@ refuse "layer 3 is outside the model's 3 layers" --guided-attention 3 --layout "
 refuse "guided-head 4 is outside" --guided-attention 1 --guided-head 4 --layout "$work/layout.json"
 sed 's/"vocab_size": 48/"vocab_size": 40/; s/"audio_token_count": 38/"audio_token_count": 30/; s/"audio_start_token": 46/"audio_start_token": 38/; s/"end_token": 47/"end_token": 39/' "$work/layout.json" > "$work/small.json"
 refuse "a vocabulary of 40 tokens, the model has 48" --guided-attention 1 --layout "$work/small.json"
+refuse "code-digits needs --layout" --code-digits 2,19
+refuse "the levels make 36 codes, the layout has 38" --code-digits 6,6 --layout "$work/layout.json"
 
 # A malformed corpus names its file and line; exit code 1.
 printf '1 2 3\n4 x5 6\n' > "$work/bad.txt"

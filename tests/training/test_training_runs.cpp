@@ -112,6 +112,42 @@ TEST_F(Training, LanguageModelLossDrops) {
     EXPECT_THROW(train(again, corpus, options, dir, log), Error);
 }
 
+TEST_F(Training, CodeDigitsTrainTheirVectorsSaveThePlainTableAndResumeOnlyWithThem) {
+    const auto dir = fresh_directory("code-digits");
+    const TokenCorpus corpus = tiny_corpus();
+    auto with_digits = [](LanguageModelTask& task) {
+        task.set_code_digits(CodeDigitEmbedding({4, 4, 2}, 0, 32, 32, at::TensorOptions(at::kFloat)));
+    };
+    LanguageModelTask task(tiny_config(), 3);
+    with_digits(task);
+    std::ostringstream log;
+    const TrainResult result = train(task, corpus, tiny_options(100), dir, log);
+    EXPECT_LT(result.heldout.mean("loss"), std::log(32.0) - 0.5);
+    double digit_mass = 0;
+    for (const auto& p : task.parameters())
+        if (p.name.rfind("cadenza.code_digit_vectors.", 0) == 0) digit_mass += p.tensor.abs().sum().item<double>();
+    EXPECT_GT(digit_mass, 1.0);
+
+    // The saved model is a plain LLaMA whose table holds the digit vectors:
+    // it scores the held-out sequences exactly as the trained task did.
+    LanguageModelTask reloaded(load_model_directory(dir), 64);
+    Metrics metrics;
+    {
+        at::NoGradGuard no_grad;
+        const CorpusSplit split = split_corpus(corpus, tiny_options(100).holdout, tiny_options(100).seed);
+        for (const auto& batch : evaluation_batches(split.heldout, 8, 32)) reloaded.evaluate(batch, metrics);
+    }
+    EXPECT_NEAR(metrics.mean("loss"), result.heldout.mean("loss"), 1e-4);
+
+    TrainOptions more = tiny_options(110);
+    more.resume = true;
+    LanguageModelTask plain(tiny_config(), 3);
+    EXPECT_THROW(train(plain, corpus, more, dir, log), Error);
+    LanguageModelTask resumed(tiny_config(), 3);
+    with_digits(resumed);
+    EXPECT_EQ(train(resumed, corpus, more, dir, log).last_step, 110);
+}
+
 TEST_F(Training, ResumeEqualsUninterruptedBitForBit) {
     const TokenCorpus corpus = tiny_corpus();
     const auto whole = fresh_directory("whole"), parts = fresh_directory("parts");
