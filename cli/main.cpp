@@ -10,6 +10,7 @@
 #include "build_transitions_command.h"
 #include "build_tree_command.h"
 #include "codec_command.h"
+#include "target_command.h"
 #include "command.h"
 #include "corpus_command.h"
 #include "doctor_command.h"
@@ -44,6 +45,7 @@ int main(int argc, char** argv) {
     commands.push_back(add_corpus_command(app));
     commands.push_back(add_train_command(app));
     commands.push_back(add_codec_command(app));
+    commands.push_back(add_target_command(app));
     commands.push_back(add_transcribe_command(app));
     commands.push_back(add_wer_command(app));
 

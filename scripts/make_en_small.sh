@@ -97,12 +97,37 @@ JSON
           --checkpoint-every 50 --threads "$jobs" $(resumable "$work/target/training_state.safetensors")
         touch "$work/target/.phase-1-done"
       fi
-      run train lm --corpus "$work/tokens/train.tokens" --init-from "$work/target" --output "$work/target-guided" \
-        --steps "${GUIDED_STEPS:-2800}" --batch 8 --seq-len 768 --length-buckets --lr 1e-3 --warmup 100 --seed 2 \
-        --guided-attention 1,2,3 --layout "$work/tokens/layout.json" \
-        --checkpoint-every 50 --threads "$jobs" $(resumable "$work/target-guided/training_state.safetensors")
+      guided=(--guided-attention 1,2,3 --layout "$work/tokens/layout.json")
+      common=(--batch 8 --seq-len 768 --length-buckets --checkpoint-every 50 --threads "$jobs")
+      # 2,800 steps, then the same run resumed to 3,800 (a longer cosine tail).
+      for steps in 2800 3800; do
+        [ -f "$work/target-guided/.steps-$steps-done" ] && continue
+        run train lm --corpus "$work/tokens/train.tokens" --init-from "$work/target" --output "$work/target-guided" \
+          --steps "$steps" --lr 1e-3 --warmup 100 --seed 2 "${guided[@]}" "${common[@]}" \
+          $(resumable "$work/target-guided/training_state.safetensors")
+        touch "$work/target-guided/.steps-$steps-done"
+      done
+      # Phase 3: code embeddings with the codec's FSQ grid (--code-digits), 400
+      # steps on the 10 h, then 2,000 on the corpus extended to 20 h of
+      # training audio (new sentences; dev and test unchanged).
+      digits=(--code-digits 8,8,8,4,4)
+      if [ ! -f "$work/target-digits400/.done" ]; then
+        run train lm --corpus "$work/tokens/train.tokens" --init-from "$work/target-guided" \
+          --output "$work/target-digits400" --steps 400 --lr 5e-4 --warmup 50 --seed 3 "${guided[@]}" "${digits[@]}" \
+          "${common[@]}" $(resumable "$work/target-digits400/training_state.safetensors")
+        touch "$work/target-digits400/.done"
+      fi
+      if [ ! -f "$work/tokens20/.done" ]; then
+        run corpus speech --output "$work/corpus" --train-hours 20 --jobs "$jobs" --seed 1
+        run corpus tts --pipeline "$work/en-small-codec.toml" --manifest "$work/corpus/manifest.tsv" \
+          --output "$work/tokens20" --prompt-seconds 3 --seed 1
+        touch "$work/tokens20/.done"
+      fi
+      run train lm --corpus "$work/tokens20/train.tokens" --init-from "$work/target-digits400" \
+        --output "$work/target-digits" --steps 2000 --lr 5e-4 --warmup 50 --seed 4 "${guided[@]}" "${digits[@]}" \
+        "${common[@]}" $(resumable "$work/target-digits/training_state.safetensors")
       mkdir -p "$models/target"
-      cp "$work/target-guided/config.json" "$work/target-guided/model.safetensors" "$models/target/"
+      cp "$work/target-digits/config.json" "$work/target-digits/model.safetensors" "$models/target/"
       ;;
     target-gate)
       # Plain decoding of 100 test sentences with their voice prompts, judged

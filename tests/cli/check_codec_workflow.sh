@@ -2,7 +2,8 @@
 # The codec workflow on a tiny real corpus: corpus speech -> train codec
 # (an interrupted run resumed equals an uninterrupted one, byte for byte) ->
 # codec roundtrip through a pipeline -> codec evaluate (pocketsphinx) ->
-# corpus tts. Quality is not asserted here (a few steps on a few sentences).
+# corpus tts -> a tiny target -> target evaluate (teacher-forced codes judged
+# by pocketsphinx). Quality is not asserted here (a few steps on a few sentences).
 #   check_codec_workflow.sh CADENZA_BINARY SOURCE_DIR
 set -euo pipefail
 cadenza=$1
@@ -52,4 +53,27 @@ grep -q '"resynthesized"' gate.json
 "$cadenza" corpus tts --pipeline codec.toml --manifest corpus/manifest.tsv --output tokens > tts.log 2>&1
 grep -q "audio_start_token" tokens/layout.json
 test -s tokens/train.tokens
+
+vocab=$(sed -n 's/.*"vocab_size": *\([0-9]*\).*/\1/p' tokens/layout.json)
+cat > target.json <<JSON
+{"vocab_size": $vocab, "hidden_size": 32, "intermediate_size": 64, "num_hidden_layers": 2,
+ "num_attention_heads": 4, "num_key_value_heads": 2, "max_position_embeddings": 1024, "tie_word_embeddings": true}
+JSON
+"$cadenza" train lm --corpus tokens/train.tokens --config target.json --output target --steps 2 --batch 2 \
+  --seq-len 1024 --threads 1 --no-progress > /dev/null
+evaluate=(--target target --codec whole/codec.safetensors --layout tokens/layout.json --manifest corpus/manifest.tsv
+          --limit 2 --jobs 1)
+"$cadenza" target evaluate "${evaluate[@]}" --tokens tokens/test.tokens --prompts tokens/test_prompts.tsv \
+  --json target.json.out --write-audio target-audio 2> /dev/null | tee target.log
+grep -q "teacher-forced most likely codes" target.log
+grep -q '"teacher_forced_codes"' target.json.out
+test "$(ls target-audio/*.predicted.wav | wc -l)" -ge 1
+# A prompts file of another split does not name the token file's lines.
+head -1 tokens/test_prompts.tsv > short_prompts.tsv
+if "$cadenza" target evaluate "${evaluate[@]}" --tokens tokens/test.tokens --prompts short_prompts.tsv \
+     > /dev/null 2> refused.log; then
+  echo "target evaluate accepted a prompts file without the token file's rows" >&2
+  exit 1
+fi
+grep -q "short_prompts.tsv: 0 rows, but .*test.tokens has" refused.log
 echo "codec workflow: ok"
