@@ -195,6 +195,14 @@ Command add_train_command(CLI::App& app) {
         codec->add_option("--decoder-blocks", job->decoder_blocks, "residual blocks of the decoder (default 6)")
             ->check(CLI::Range(0, 64));
         codec->add_option("--levels", job->levels, "FSQ levels, comma-separated (default 8,8,8,4,4: 8,192 codes)");
+        codec->add_option("--init-from", job->init_from,
+                          "a trained codec.safetensors to start from (the same architecture; its log-mel statistics "
+                          "are kept)")
+            ->check(CLI::ExistingFile);
+        codec->add_option("--latent-smoothness", job->latent_smoothness,
+                          "weight of a penalty on the latent's change between frames (default 0): codes that move "
+                          "less are easier for a TTS target to predict")
+            ->check(CLI::NonNegativeNumber);
         codec->add_option("--max-utterances", job->max_utterances, "use at most this many train utterances; 0: all")
             ->check(CLI::NonNegativeNumber);
         add_common_options(codec, job->options, {2e-3, 200, 0.0});

@@ -96,18 +96,28 @@ struct AdamState {
     int64_t step = 0;
 };
 
+const char* const latent_smoothness_key = "cadenza.train.latent_smoothness";
+
 std::map<std::string, std::string> settings_of(const MelCodecJob& job, const MelCodecConfig& config) {
     const TrainOptions& o = job.options;
     char lr[160];
     std::snprintf(lr, sizeof(lr), "%.17g/%lld/%.17g/%.17g/%.17g", o.lr, static_cast<long long>(o.warmup), o.min_lr_ratio,
                   o.weight_decay, o.clip);
-    return {{"cadenza.train.config", config.to_json()},
-            {"cadenza.train.steps", std::to_string(o.steps)},
-            {"cadenza.train.batch", std::to_string(o.batch)},
-            {"cadenza.train.crop_frames", std::to_string(o.seq_len)},
-            {"cadenza.train.optimizer", lr},
-            {"cadenza.train.seed", std::to_string(o.seed)},
-            {"cadenza.train.max_utterances", std::to_string(job.max_utterances)}};
+    std::map<std::string, std::string> settings = {{"cadenza.train.config", config.to_json()},
+                                                   {"cadenza.train.steps", std::to_string(o.steps)},
+                                                   {"cadenza.train.batch", std::to_string(o.batch)},
+                                                   {"cadenza.train.crop_frames", std::to_string(o.seq_len)},
+                                                   {"cadenza.train.optimizer", lr},
+                                                   {"cadenza.train.seed", std::to_string(o.seed)},
+                                                   {"cadenza.train.max_utterances", std::to_string(job.max_utterances)}};
+    // Only when used, so that checkpoints from before the options still resume.
+    if (!job.init_from.empty()) settings["cadenza.train.init_from"] = job.init_from.string();
+    if (job.latent_smoothness > 0) {
+        char weight[64];
+        std::snprintf(weight, sizeof(weight), "%.17g", job.latent_smoothness);
+        settings[latent_smoothness_key] = weight;
+    }
+    return settings;
 }
 
 void write_state(const std::filesystem::path& path, const MelFsqCodec& codec, const AdamState& adam,
@@ -214,6 +224,9 @@ TrainResult run_mel_codec_job(const MelCodecJob& job, std::ostream& out, std::os
                 throw Error(CDZ_STATUS_INVALID_ARGUMENT, state_path.string() + ": the checkpoint was made with other settings (" + key +
                             "); resume with the same options");
         }
+        if (state.metadata().count(latent_smoothness_key) && !settings.count(latent_smoothness_key))
+            throw Error(CDZ_STATUS_INVALID_ARGUMENT, state_path.string() + ": the checkpoint was made with other settings (" +
+                                                         latent_smoothness_key + "); resume with the same options");
         std::map<std::string, at::Tensor> weights;
         for (const auto& [name, shape] : MelAutoencoder::expected_shapes(config)) {
             weights[name] = read_tensor(state, "weight/" + name);
@@ -224,8 +237,26 @@ TrainResult run_mel_codec_job(const MelCodecJob& job, std::ostream& out, std::os
         codec.emplace(MelAutoencoder::from_tensors(config, std::move(weights)), read_tensor(state, "mel_mean"),
                       read_tensor(state, "mel_std"));
     } else {
-        auto [mean, std_dev] = bin_statistics(train_mels, config.n_mels);
-        codec.emplace(MelAutoencoder::initialize(config, o.seed), mean, std_dev);
+        if (!job.init_from.empty()) {
+            MelFsqCodec initial = [&] {
+                try {
+                    return MelFsqCodec::load(job.init_from);
+                } catch (const std::runtime_error& error) {
+                    throw Error(CDZ_STATUS_INVALID_CONFIG, std::string("--init-from: ") + error.what());
+                }
+            }();
+            if (initial.config().to_json() != config.to_json())
+                throw Error(CDZ_STATUS_INVALID_ARGUMENT, job.init_from.string() + ": its architecture " +
+                                                             initial.config().to_json() + " is not this run's " +
+                                                             config.to_json() + " (set --width, --levels, ...)");
+            std::map<std::string, at::Tensor> weights;
+            for (const auto& [name, tensor] : initial.model().tensors()) weights[name] = tensor.detach().clone();
+            codec.emplace(MelAutoencoder::from_tensors(config, std::move(weights)), initial.mel_mean().clone(),
+                          initial.mel_std().clone());
+        } else {
+            auto [mean, std_dev] = bin_statistics(train_mels, config.n_mels);
+            codec.emplace(MelAutoencoder::initialize(config, o.seed), mean, std_dev);
+        }
         for (const auto& [name, tensor] : codec->model().tensors()) {
             adam.first[name] = at::zeros_like(tensor);
             adam.second[name] = at::zeros_like(tensor);
@@ -264,8 +295,15 @@ TrainResult run_mel_codec_job(const MelCodecJob& job, std::ostream& out, std::os
         const int64_t step = adam.step + 1;
         const at::Tensor target = codec->normalize(sample_batch(pool, o.batch, o.seq_len, o.seed, step));
         const auto& fsq = codec->quantizer();
-        const at::Tensor reconstruction = codec->model().decode(fsq.quantize(codec->model().encode(target)));
-        const at::Tensor loss = at::abs(reconstruction - target).mean();
+        const at::Tensor latent = codec->model().encode(target);
+        const at::Tensor reconstruction = codec->model().decode(fsq.quantize(latent));
+        at::Tensor loss = at::abs(reconstruction - target).mean();
+        if (job.latent_smoothness > 0) {
+            const at::Tensor bounded = fsq.bound(latent);  // [batch, dims, frames], in digit steps
+            const int64_t frames = bounded.size(2);
+            loss = loss + job.latent_smoothness *
+                              at::abs(bounded.narrow(2, 1, frames - 1) - bounded.narrow(2, 0, frames - 1)).mean();
+        }
         for (auto& p : parameters) p.second.mutable_grad() = at::Tensor();
         loss.backward();
         {
@@ -310,14 +348,20 @@ TrainResult run_mel_codec_job(const MelCodecJob& job, std::ostream& out, std::os
 
     // Held-out reconstruction on whole dev utterances, and how many codes they use.
     at::NoGradGuard no_grad;
-    double l1_sum = 0, frames = 0;
+    double l1_sum = 0, frames = 0, movement_sum = 0, moves = 0;
     std::vector<int64_t> used(static_cast<size_t>(config.codebook_size()), 0);
     for (const auto& mel : dev_mels.mels) {
         const at::Tensor normalized = codec->normalize(mel).unsqueeze(0);
         const at::Tensor latent = codec->model().encode(normalized);
         const at::Tensor codes = codec->quantizer().codes(latent);
-        const at::Tensor decoded = codec->model().decode(codec->quantizer().values(codes));
+        const at::Tensor values = codec->quantizer().values(codes);  // [1, dims, frames] in [-1, 1]
+        const at::Tensor decoded = codec->model().decode(values);
         l1_sum += at::abs(decoded - normalized).mean(1).sum().item<double>();
+        const int64_t length = values.size(2);
+        if (length > 1) {
+            movement_sum += at::abs(values.narrow(2, 1, length - 1) - values.narrow(2, 0, length - 1)).sum().item<double>();
+            moves += static_cast<double>(length - 1);
+        }
         frames += static_cast<double>(mel.size(1));
         const at::Tensor flat = codes.flatten().contiguous();
         const int64_t* data = flat.data_ptr<int64_t>();
@@ -332,13 +376,17 @@ TrainResult run_mel_codec_job(const MelCodecJob& job, std::ostream& out, std::os
             entropy -= p * std::log2(p);
         }
     result.heldout.add("l1_normalized_log_mel", Unit::nats, l1_sum, frames);
-    char line[256];
+    // The L1 distance between consecutive frames' FSQ latents, summed over the
+    // dimensions: what a TTS target must predict beyond the previous code.
+    result.heldout.add("code movement per frame", Unit::nats, movement_sum, moves);
+    char line[384];
     std::snprintf(line, sizeof(line),
                   "steps %lld-%lld in %s (%.0f frames/s); train L1 %.4f; dev L1 %.4f (normalized log-mel) over %.0f "
-                  "frames; %lld distinct codes, %.2f bits/frame\n",
+                  "frames; %lld distinct codes, %.2f bits/frame; codes move %.3f per frame (FSQ latent L1)\n",
                   static_cast<long long>(result.first_step), static_cast<long long>(result.last_step),
                   format_duration(result.seconds).c_str(), result.tokens_per_second, result.final_loss,
-                  frames > 0 ? l1_sum / frames : 0.0, frames, static_cast<long long>(distinct), entropy);
+                  frames > 0 ? l1_sum / frames : 0.0, frames, static_cast<long long>(distinct), entropy,
+                  moves > 0 ? movement_sum / moves : 0.0);
     out << line << "codec: " << codec_path.string() << '\n' << std::flush;
     return result;
 }

@@ -1,6 +1,8 @@
 // Training of the mel-FSQ codec (codecs/mel_fsq) on a speech corpus: random
-// crops of normalized log-mel, L1 reconstruction through the FSQ bottleneck,
-// AdamW with warmup + cosine, checkpoints that resume bit for bit.
+// crops of normalized log-mel, L1 reconstruction through the FSQ bottleneck
+// (plus an optional latent smoothness penalty), AdamW with warmup + cosine,
+// checkpoints that resume bit for bit. Held out: the dev L1, the codes used,
+// and how far the codes move from frame to frame.
 //
 // Output directory: codec.safetensors (the codec, loadable by codec.mel_fsq)
 // and training_state.safetensors (weights, AdamW moments, step, settings).
@@ -23,6 +25,14 @@ struct MelCodecJob {
     int64_t decoder_blocks = 6;
     std::string levels = "8,8,8,4,4";
     int64_t max_utterances = 0;      // of the train split; 0: all
+    // Weight of a penalty on the bounded latent's change from frame to frame
+    // (mean absolute difference, in FSQ digit steps), added to the L1: codes
+    // that move less between frames are easier for a TTS target to predict.
+    double latent_smoothness = 0;
+    // A trained codec (.safetensors) to start from instead of random weights;
+    // its architecture must be the one these options describe, and its
+    // log-mel statistics are kept.
+    std::filesystem::path init_from;
     TrainOptions options;            // seq_len: frames per crop; batch: crops per step
 };
 

@@ -24,10 +24,11 @@ public:
     // codes int64 [batch, frames] -> quantized values [batch, dims, frames];
     // a code outside [0, codebook_size) is an error.
     at::Tensor values(const at::Tensor& codes) const;
+    // The bounded latent [batch, dims, frames], whose rounding is the signed
+    // digit (differentiable; in digit steps).
+    at::Tensor bound(const at::Tensor& latent) const;
 
 private:
-    // The bounded latent, whose rounding is the signed digit.
-    at::Tensor bound(const at::Tensor& latent) const;
     at::Tensor per_channel(const std::vector<double>& values, const at::Tensor& like) const;
 
     std::vector<int64_t> levels_;

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The codec workflow on a tiny real corpus: corpus speech -> train codec
-# (an interrupted run resumed equals an uninterrupted one, byte for byte) ->
+# (an interrupted run resumed equals an uninterrupted one, byte for byte;
+# --latent-smoothness makes the codes move less between frames) ->
 # codec roundtrip through a pipeline -> codec evaluate (pocketsphinx) ->
 # corpus tts -> a tiny target -> target evaluate (teacher-forced codes judged
 # by pocketsphinx). Quality is not asserted here (a few steps on a few sentences).
@@ -18,7 +19,7 @@ grep -q "train" corpus/manifest.tsv
 
 common=(--manifest corpus/manifest.tsv --steps 12 --batch 4 --seq-len 32 --width 16 --encoder-blocks 1
         --decoder-blocks 1 --seed 3 --threads 1 --no-progress)
-"$cadenza" train codec "${common[@]}" --output whole > /dev/null
+"$cadenza" train codec "${common[@]}" --output whole > whole.log
 "$cadenza" train codec "${common[@]}" --output resumed --stop-after 5 > /dev/null
 "$cadenza" train codec "${common[@]}" --output resumed --resume > /dev/null
 cmp whole/codec.safetensors resumed/codec.safetensors
@@ -26,6 +27,31 @@ if "$cadenza" train codec "${common[@]}" --output whole > refused.log 2>&1; then
   echo "a second run into the same output must be refused without --resume" >&2
   exit 1
 fi
+
+# --latent-smoothness: the codes move less from frame to frame; the setting
+# belongs to the run (no resume without it).
+"$cadenza" train codec "${common[@]}" --latent-smoothness 5 --output smooth > smooth.log
+movement() { sed -n 's/.*codes move \([0-9.]*\) per frame.*/\1/p' "$1"; }
+echo "codes move $(movement whole.log) per frame, $(movement smooth.log) with --latent-smoothness 5"
+awk -v a="$(movement whole.log)" -v b="$(movement smooth.log)" 'BEGIN { exit !(b < a) }'
+if "$cadenza" train codec "${common[@]}" --output smooth --resume > refused.log 2>&1; then
+  echo "a smoothed run resumed without --latent-smoothness" >&2
+  exit 1
+fi
+grep -q "latent_smoothness" refused.log
+
+# --init-from: a run from a trained codec starts where it ended (at lr 0 its
+# dev L1 is the codec's own); another architecture is refused.
+dev_l1() { sed -n 's/.*dev L1 \([0-9.]*\).*/\1/p' "$1"; }
+one_step=(--manifest corpus/manifest.tsv --steps 1 --batch 4 --seq-len 32 --encoder-blocks 1 --decoder-blocks 1
+          --lr 0 --warmup 0 --threads 1 --no-progress --init-from whole/codec.safetensors)
+"$cadenza" train codec "${one_step[@]}" --width 16 --output again > again.log
+test "$(dev_l1 again.log)" = "$(dev_l1 whole.log)"
+if "$cadenza" train codec "${one_step[@]}" --width 8 --output other > refused.log 2>&1; then
+  echo "--init-from accepted a codec of another width" >&2
+  exit 1
+fi
+grep -q "is not this run's" refused.log
 
 cat > codec.toml <<TOML
 [pipeline]
