@@ -121,8 +121,13 @@ Command add_train_command(CLI::App& app) {
                                       "the codec's FSQ levels, least significant first (e.g. 8,8,8,4,4): each code's "
                                       "embedding adds one learned vector per digit, shared with the codes that have "
                                       "that digit (needs --layout)");
+        lm->add_option("--code-input-noise", job->code_input_noise,
+                       "fraction of the fed target codes replaced by random codes in training batches, the labels "
+                       "kept true, against drift on the model's own samples (e.g. 0.2; needs --layout)")
+            ->check(CLI::Range(0.0, 0.9));
         lm->add_option("--layout", job->layout,
-                       "the corpus's layout.json (corpus tts writes it), for --guided-attention and --code-digits")
+                       "the corpus's layout.json (corpus tts writes it), for --guided-attention, --code-digits "
+                       "and --code-input-noise")
             ->check(CLI::ExistingFile);
         lm->add_option("--guided-head", job->guided_head, "the head guided in each layer (default 0)")
             ->check(CLI::NonNegativeNumber)

@@ -44,13 +44,14 @@ std::vector<TrainableParameter> LanguageModelTask::parameters() {
     return parameters;
 }
 
-at::Tensor LanguageModelTask::logits_and_guide(const Batch& batch, at::Tensor* guide_loss, double* guide_queries) {
+at::Tensor LanguageModelTask::logits_and_guide(const at::Tensor& inputs, const Batch& batch, at::Tensor* guide_loss,
+                                               double* guide_queries) {
     refresh_embedding();
-    if (!guide_.enabled()) return model_.logits(model_.forward_sequence(batch.inputs()));
+    if (!guide_.enabled()) return model_.logits(model_.forward_sequence(inputs));
     llama::AttentionProbe probe;
     probe.layers = guide_.layers;
     probe.head = guide_.head;
-    const at::Tensor logits = model_.logits(model_.forward_sequence(batch.inputs(), &probe));
+    const at::Tensor logits = model_.logits(model_.forward_sequence(inputs, &probe));
     const GuideTargets targets = guide_targets(batch, guide_);
     *guide_loss = guided_attention_loss(probe.weights, targets);
     *guide_queries = targets.query_count;
@@ -60,7 +61,7 @@ at::Tensor LanguageModelTask::logits_and_guide(const Batch& batch, at::Tensor* g
 at::Tensor LanguageModelTask::loss(const Batch& batch) {
     at::Tensor guide;
     double queries = 0;
-    const at::Tensor logits = logits_and_guide(batch, &guide, &queries);
+    const at::Tensor logits = logits_and_guide(noisy_inputs(batch, noise_), batch, &guide, &queries);
     const at::Tensor cross_entropy = masked_cross_entropy(logits, batch.labels(1));
     return guide.defined() ? cross_entropy + guide_.weight * guide : cross_entropy;
 }
@@ -68,7 +69,7 @@ at::Tensor LanguageModelTask::loss(const Batch& batch) {
 void LanguageModelTask::evaluate(const Batch& batch, Metrics& metrics) {
     at::Tensor guide;
     double queries = 0;
-    const at::Tensor logits = logits_and_guide(batch, &guide, &queries);
+    const at::Tensor logits = logits_and_guide(batch.inputs(), batch, &guide, &queries);
     add_prediction_metrics(logits, batch.labels(1), metrics);
     if (guide.defined() && queries > 0)
         metrics.add("attention off the text diagonal", Unit::fraction, guide.item<double>() * queries, queries);
@@ -77,6 +78,12 @@ void LanguageModelTask::evaluate(const Batch& batch, Metrics& metrics) {
 std::vector<std::pair<std::string, std::string>> LanguageModelTask::settings() const {
     std::vector<std::pair<std::string, std::string>> settings;
     if (digits_.enabled()) settings.emplace_back("cadenza.train.code_digits", digits_.describe());
+    if (noise_.enabled()) {
+        std::ostringstream rate;
+        rate.precision(17);
+        rate << noise_.rate;
+        settings.emplace_back("cadenza.train.code_input_noise", rate.str());
+    }
     if (!guide_.enabled()) return settings;
     std::ostringstream value;
     value.precision(17);

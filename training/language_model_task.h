@@ -1,11 +1,12 @@
 // Training a target: next-token cross-entropy on the target segments (plus
-// an optional guided-attention loss and optional digit-structured code
-// embeddings), every parameter trained. Output: a
+// an optional guided-attention loss, optional digit-structured code
+// embeddings and optional noise on the fed codes), every parameter trained. Output: a
 // Hugging Face model directory (config.json, model.safetensors) plus
 // training_state.safetensors.
 #pragma once
 
 #include "code_digit_embedding.h"
+#include "code_input_noise.h"
 #include "guided_attention.h"
 #include "llama_model.h"
 #include "training_task.h"
@@ -37,15 +38,19 @@ public:
     // Builds the tied code rows from digit vectors (code_digit_embedding.h);
     // the model's embedding becomes the free part. Needs tied embeddings.
     void set_code_digits(CodeDigitEmbedding digits);
+    // Replaces some fed target codes in training batches (code_input_noise.h).
+    void set_code_input_noise(CodeInputNoise noise) { noise_ = noise; }
 
 private:
     // With code digits: the model's table = the free rows + digit vectors.
     void refresh_embedding();
-    at::Tensor logits_and_guide(const Batch& batch, at::Tensor* guide_loss, double* guide_queries);
+    at::Tensor logits_and_guide(const at::Tensor& inputs, const Batch& batch, at::Tensor* guide_loss,
+                                double* guide_queries);
 
     llama::LlamaModel model_;
     GuidedAttention guide_;
     CodeDigitEmbedding digits_;
+    CodeInputNoise noise_;
     at::Tensor free_embedding_;  // the leaf the optimizer trains, with code digits
 };
 

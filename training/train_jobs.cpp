@@ -13,6 +13,7 @@
 #include "language_model_task.h"
 #include "model_directory.h"
 #include "progress.h"
+#include "random_bits.h"
 #include "shallow_draft.h"
 #include "thread_policy.h"
 #include "trainer.h"
@@ -139,6 +140,19 @@ TrainResult run_language_model_job(const LanguageModelJob& job, std::ostream& ou
                                   layout.audio_token_count, config.hidden_size, at::TensorOptions(at::kFloat));
         out << "code embeddings: digits of the FSQ grid " << digits.describe() << '\n' << std::flush;
         task.set_code_digits(std::move(digits));
+    }
+    if (job.code_input_noise > 0) {
+        if (job.layout.empty())
+            throw Error(CDZ_STATUS_INVALID_ARGUMENT, "--code-input-noise needs --layout (the corpus's layout.json)");
+        const SpeechTokenLayout layout = read_layout(job.layout, config);
+        CodeInputNoise noise;
+        noise.rate = job.code_input_noise;
+        noise.code_offset = layout.audio_token_offset;
+        noise.code_count = layout.audio_token_count;
+        noise.seed = derive_seed(job.options.seed, 0x6e6f697365ull);  // "noise": apart from the batch stream
+        out << "code input noise: " << noise.rate * 100 << "% of the fed target codes replaced by random codes\n"
+            << std::flush;
+        task.set_code_input_noise(noise);
     }
     const TrainResult result = train(task, corpus, job.options, job.output, log);
     report(result, job.options,

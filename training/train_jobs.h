@@ -23,6 +23,9 @@ struct LanguageModelJob {
     // The codec's FSQ levels ("8,8,8,4,4"), empty for none: code embeddings
     // with the grid's structure (code_digit_embedding.h).
     std::string code_digits;
+    // Fraction of the fed target codes replaced by random codes in training
+    // batches (code_input_noise.h); 0 for none.
+    double code_input_noise = 0;
     std::filesystem::path layout;
     TrainOptions options;
 };

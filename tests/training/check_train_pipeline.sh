@@ -70,8 +70,19 @@ awk 'BEGIN { srand(3); for (n = 0; n < 200; n++) {
   print text "46 | " codes "47" } }' > "$work/spoken.txt"
 # With --code-digits the 38 codes are a 2 x 19 grid.
 "$cadenza" train lm --corpus "$work/spoken.txt" --init-from "$work/target" --output "$work/guided" \
-  --guided-attention 1,2 --code-digits 2,19 --layout "$work/layout.json" --lr 1e-3 --steps 2 --batch 8 --seq-len 32 \
-  --warmup 1 --threads 1 --no-progress | tee "$work/guided.out"
+  --guided-attention 1,2 --code-digits 2,19 --code-input-noise 0.3 --layout "$work/layout.json" --lr 1e-3 --steps 2 \
+  --batch 8 --seq-len 32 --warmup 1 --threads 1 --no-progress --checkpoint-every 1 --stop-after 1 | tee "$work/guided.out"
+# The noise is a setting of the run: resuming without it is refused, with it the run finishes.
+if "$cadenza" train lm --corpus "$work/spoken.txt" --init-from "$work/target" --output "$work/guided" \
+     --guided-attention 1,2 --code-digits 2,19 --layout "$work/layout.json" --lr 1e-3 --steps 2 --batch 8 --seq-len 32 \
+     --warmup 1 --threads 1 --no-progress --resume 2> "$work/resume.err"; then
+  echo "a resume without --code-input-noise was accepted"; exit 1
+fi
+grep -q "code_input_noise" "$work/resume.err" || { cat "$work/resume.err"; exit 1; }
+"$cadenza" train lm --corpus "$work/spoken.txt" --init-from "$work/target" --output "$work/guided" \
+  --guided-attention 1,2 --code-digits 2,19 --code-input-noise 0.3 --layout "$work/layout.json" --lr 1e-3 --steps 2 \
+  --batch 8 --seq-len 32 --warmup 1 --threads 1 --no-progress --resume >> "$work/guided.out"
+grep -q "code input noise: 30% of the fed target codes" "$work/guided.out"
 grep -q "guided attention: head 0 of layers 1,2" "$work/guided.out"
 grep -q "code embeddings: digits of the FSQ grid 2,19 from token 8" "$work/guided.out"
 grep -q "attention off the text diagonal" "$work/guided.out"
@@ -89,6 +100,7 @@ refuse "guided-head 4 is outside" --guided-attention 1 --guided-head 4 --layout 
 sed 's/"vocab_size": 48/"vocab_size": 40/; s/"audio_token_count": 38/"audio_token_count": 30/; s/"audio_start_token": 46/"audio_start_token": 38/; s/"end_token": 47/"end_token": 39/' "$work/layout.json" > "$work/small.json"
 refuse "a vocabulary of 40 tokens, the model has 48" --guided-attention 1 --layout "$work/small.json"
 refuse "code-digits needs --layout" --code-digits 2,19
+refuse "code-input-noise needs --layout" --code-input-noise 0.2
 refuse "the levels make 36 codes, the layout has 38" --code-digits 6,6 --layout "$work/layout.json"
 
 # A malformed corpus names its file and line; exit code 1.
