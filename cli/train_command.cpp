@@ -113,6 +113,10 @@ Command add_train_command(CLI::App& app) {
                        "start from this model directory's weights instead (e.g. trained on an easier corpus)")
             ->check(CLI::ExistingDirectory)
             ->excludes(config);
+        lm->add_option("--add-layers", job->add_layers,
+                       "with --init-from: this many new layers on top, their output projections at zero so that "
+                       "the deeper model starts as the trained one")
+            ->check(CLI::PositiveNumber);
         lm->add_option("--output", job->output, "model directory to write (config.json, model.safetensors)")->required();
         auto* guided = lm->add_option("--guided-attention", job->guided_layers,
                                       "teach one head of these layers (e.g. 1,2) to read the text along the diagonal "

@@ -11,6 +11,7 @@
 #include "draft_heads.h"
 #include "error.h"
 #include "language_model_task.h"
+#include "layer_growth.h"
 #include "model_directory.h"
 #include "progress.h"
 #include "random_bits.h"
@@ -119,6 +120,13 @@ TrainResult run_language_model_job(const LanguageModelJob& job, std::ostream& ou
         throw Error(CDZ_STATUS_INVALID_ARGUMENT, "train lm needs either --config (random weights) or --init-from (a model directory)");
     std::optional<llama::LlamaWeights> initial;
     if (!job.init_from.empty()) initial = load_model_directory(job.init_from);
+    if (job.add_layers != 0) {
+        if (!initial) throw Error(CDZ_STATUS_INVALID_ARGUMENT, "--add-layers needs --init-from (a trained model to deepen)");
+        const int64_t trained_layers = initial->config.num_hidden_layers;
+        initial = with_added_layers(std::move(*initial), job.add_layers, derive_seed(job.options.seed, 0x6c61796572ull));
+        out << "added layers: " << trained_layers << " trained + " << job.add_layers
+            << " new on top (their output projections at zero: the model starts as the trained one)\n";
+    }
     const llama::LlamaConfig config = initial ? initial->config : llama::LlamaConfig::from_file(job.config);
     corpus.check_vocabulary(config.vocab_size, (initial ? job.init_from / "config.json" : job.config).string());
     describe_corpus(corpus, out);

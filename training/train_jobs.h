@@ -15,6 +15,7 @@ namespace cadenza::training {
 struct LanguageModelJob {
     std::filesystem::path corpus, config, output;
     std::filesystem::path init_from;  // a model directory to start from instead of random weights from `config`
+    int64_t add_layers = 0;           // with init_from: layers added on top (layer_growth.h)
     // Guided attention (guided_attention.h): layers "1,2", empty for none;
     // the corpus's layout.json finds the text and the codes in a sequence.
     std::string guided_layers;

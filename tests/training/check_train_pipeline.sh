@@ -50,6 +50,19 @@ grep -q "initial weights: $work/target" "$work/continued.out"
 trained=$(awk '/held-out/ { h = 1 } h && /loss/ { print $2; exit }' "$work/lm.out")
 continued=$(awk '/held-out/ { h = 1 } h && /loss/ { print $2; exit }' "$work/continued.out")
 awk -v a="$continued" -v b="$trained" 'BEGIN { exit !(a < b + 0.2 && a < 3.5) }'
+# --add-layers deepens it: 3 trained layers + 2 new ones that start at zero,
+# so at lr 0 the held-out loss is the trained model's to 4 decimals.
+"$cadenza" train lm --corpus "$work/corpus.txt" --init-from "$work/target" --add-layers 2 --output "$work/deeper" \
+  --lr 0 --steps 1 --batch 8 --seq-len 32 --warmup 0 --threads 1 --no-progress | tee "$work/deeper.out"
+grep -q "added layers: 3 trained + 2 new" "$work/deeper.out"
+grep -q '"num_hidden_layers": 5' "$work/deeper/config.json"
+deeper=$(awk '/held-out/ { h = 1 } h && /loss/ { print $2; exit }' "$work/deeper.out")
+test "$deeper" = "$trained" || { echo "deeper model's loss $deeper, trained $trained"; exit 1; }
+if "$cadenza" train lm --corpus "$work/corpus.txt" --config "$work/config.json" --add-layers 1 \
+     --output "$work/nogrow" $common 2> "$work/nogrow.err"; then
+  echo "expected --add-layers without --init-from to be refused"; exit 1
+fi
+grep -q "add-layers needs --init-from" "$work/nogrow.err"
 if "$cadenza" train lm --corpus "$work/corpus.txt" --output "$work/neither" $common 2> "$work/neither.err"; then
   echo "expected a refusal without --config or --init-from"; exit 1
 fi
