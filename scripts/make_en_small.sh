@@ -166,11 +166,18 @@ JSON
         touch "$work/target-smooth/.done"
       fi
       # Phase 5: 4 more layers on top (--add-layers: they start as identity),
-      # the shipped codec's codes of the 20 h.
-      if [ ! -f "$work/target-deep/.done" ]; then
+      # the shipped codec's codes of the 20 h; planned as 3,000 steps, cut at
+      # step 621 to a schedule that ends at 2,200 (the remaining session).
+      deep() {
         run train lm --corpus "$work/tokens/train.tokens" --init-from "$work/target-smooth" --add-layers 4 \
-          --output "$work/target-deep" --steps 3000 --lr 5e-4 --warmup 100 --seed 6 "${guided[@]}" "${digits[@]}" \
-          "${common[@]}" $(resumable "$work/target-deep/training_state.safetensors")
+          --output "$work/target-deep" --lr 5e-4 --warmup 100 --seed 6 "${guided[@]}" "${digits[@]}" "${common[@]}" "$@"
+      }
+      if [ ! -f "$work/target-deep/.step-621-done" ]; then
+        deep --steps 3000 --stop-after 621 $(resumable "$work/target-deep/training_state.safetensors")
+        touch "$work/target-deep/.step-621-done"
+      fi
+      if [ ! -f "$work/target-deep/.done" ]; then
+        deep --steps 2200 --resume
         touch "$work/target-deep/.done"
       fi
       mkdir -p "$models/target"
