@@ -129,9 +129,19 @@ Command add_train_command(CLI::App& app) {
                        "fraction of the fed target codes replaced by random codes in training batches, the labels "
                        "kept true, against drift on the model's own samples (e.g. 0.2; needs --layout)")
             ->check(CLI::Range(0.0, 0.9));
+        lm->add_option("--text-dropout", job->text_dropout,
+                       "fraction of the training texts replaced by the null text (<bos>, <pad>s, <eos>), so that "
+                       "synthesis can use classifier-free guidance ([sampling] guidance_scale; e.g. 0.1; needs "
+                       "--layout)")
+            ->check(CLI::Range(0.0, 0.9));
+        lm->add_option("--self-feeding", job->self_feeding,
+                       "fraction of the fed target codes replaced by codes the model itself samples there in a "
+                       "first pass without gradients (parallel scheduled sampling), the labels kept true, against "
+                       "drift on its own samples (e.g. 0.3; needs --layout)")
+            ->check(CLI::Range(0.0, 0.9));
         lm->add_option("--layout", job->layout,
-                       "the corpus's layout.json (corpus tts writes it), for --guided-attention, --code-digits "
-                       "and --code-input-noise")
+                       "the corpus's layout.json (corpus tts writes it), for --guided-attention, --code-digits, "
+                       "--code-input-noise, --text-dropout and --self-feeding")
             ->check(CLI::ExistingFile);
         lm->add_option("--guided-head", job->guided_head, "the head guided in each layer (default 0)")
             ->check(CLI::NonNegativeNumber)

@@ -42,10 +42,31 @@ std::unique_ptr<PluginSession> create_session(const PluginInstance& instance,
     return std::make_unique<PluginSession>(session, destroy);
 }
 
+// The prompt with the null text of a target trained with text dropout: in
+// each run of text tokens the first and last (<bos>, <eos>) are kept and
+// the others become text id 0 (<pad>).
+std::vector<int32_t> null_text_of(std::vector<int32_t> prompt, const cdz_backbone_info& info) {
+    const auto is_text = [&](int32_t id) {
+        return id >= info.text_token_offset && id < info.text_token_offset + info.text_token_count;
+    };
+    size_t i = 0;
+    while (i < prompt.size()) {
+        if (!is_text(prompt[i])) {
+            ++i;
+            continue;
+        }
+        size_t end = i;
+        while (end < prompt.size() && is_text(prompt[end])) ++end;
+        for (size_t k = i + 1; k + 1 < end; ++k) prompt[k] = static_cast<int32_t>(info.text_token_offset);
+        i = end;
+    }
+    return prompt;
+}
+
 }  // namespace
 
-DecodingLoop::DecodingLoop(EngineStages& stages, const cdz_sampling& sampling, DecodingStats& stats,
-                           std::vector<int32_t> prompt, int64_t capacity)
+DecodingLoop::DecodingLoop(EngineStages& stages, const cdz_sampling& sampling, double guidance_scale,
+                           DecodingStats& stats, std::vector<int32_t> prompt, int64_t capacity)
     : stages_(stages),
       backbone_(stages.backbone->vtable<cdz_backbone_vtable>()),
       sampling_(sampling),
@@ -53,8 +74,17 @@ DecodingLoop::DecodingLoop(EngineStages& stages, const cdz_sampling& sampling, D
       verifying_(!stages.acceptor || stages.acceptor_info.needs_target),
       want_hidden_(stages.drafter && stages.drafter_info.needs_target_hidden),
       vocab_(stages.backbone_info.vocab_size),
+      guidance_scale_(guidance_scale),
       sequence_(std::move(prompt)) {
     session_ = create_session(*stages.backbone, backbone_.session_create, backbone_.session_destroy, capacity);
+    if (guidance_scale_ != 1.0) {
+        if (stages.backbone_info.text_token_count <= 0)
+            throw Error(CDZ_STATUS_INVALID_CONFIG, stages.backbone->name() +
+                                                       ": guidance_scale needs a backbone with a text range");
+        null_text_session_ =
+            create_session(*stages.backbone, backbone_.session_create, backbone_.session_destroy, capacity);
+        null_text_prompt_ = null_text_of(sequence_, stages.backbone_info);
+    }
     if (stages.drafter) {
         const auto& drafter = stages.drafter->vtable<cdz_drafter_vtable>();
         draft_session_ = create_session(*stages.drafter, drafter.session_create, drafter.session_destroy, capacity);
@@ -92,6 +122,11 @@ void DecodingLoop::evaluate(size_t end, const cdz_token_tree* draft) {
         throw Error(CDZ_STATUS_INTERNAL, name + ": logits have the wrong shape");
     const float* from_last = logits.data<float>() + (pending_ - 1) * vocab_;
     logits_.assign(from_last, from_last + static_cast<size_t>(1 + draft_nodes) * vocab_);
+    if (null_text_session_) {
+        for (size_t i = 0; i < pending_ && evaluated_ + i < null_text_prompt_.size(); ++i)
+            tokens[i] = null_text_prompt_[evaluated_ + i];
+        guide(tree, logits_.data());
+    }
     if (want_hidden_) {
         const auto hidden_shape = hidden.expect(kDLFloat, 32, 2, name + ": hidden states");
         if (hidden_shape[0] != tree.node_count || hidden_shape[1] != stages_.backbone_info.hidden_size)
@@ -100,12 +135,32 @@ void DecodingLoop::evaluate(size_t end, const cdz_token_tree* draft) {
     }
 }
 
+void DecodingLoop::guide(const cdz_token_tree& tree, float* logits) {
+    cdz_backbone_output output{sizeof(cdz_backbone_output), nullptr, nullptr};
+    const std::string& name = stages_.backbone->name();
+    {
+        ScopedTimer timer(stats_.verify_seconds);
+        throw_if_error(backbone_.session_forward(null_text_session_->get(), &tree, 0, &output),
+                       name + ": forward (null text)");
+    }
+    ManagedTensor null_logits(output.logits), unused(output.hidden);
+    const auto shape = null_logits.expect(kDLFloat, 32, 2, name + ": logits (null text)");
+    if (shape[0] != tree.node_count || shape[1] != vocab_)
+        throw Error(CDZ_STATUS_INTERNAL, name + ": logits (null text) have the wrong shape");
+    const float* null_rows = null_logits.data<float>() + (pending_ - 1) * vocab_;
+    const float scale = static_cast<float>(guidance_scale_);
+    for (size_t i = 0; i < logits_.size(); ++i) logits[i] = null_rows[i] + scale * (logits[i] - null_rows[i]);
+}
+
 void DecodingLoop::commit(size_t chain, const int32_t* accepted, int32_t accepted_count) {
     std::vector<int32_t> path(chain);
     std::iota(path.begin(), path.end(), 0);
     for (int32_t k = 0; k < accepted_count; ++k) path.push_back(static_cast<int32_t>(chain) + accepted[k]);
     throw_if_error(backbone_.session_commit(session_->get(), path.data(), static_cast<int32_t>(path.size())),
                    stages_.backbone->name() + ": commit");
+    if (null_text_session_)
+        throw_if_error(backbone_.session_commit(null_text_session_->get(), path.data(), static_cast<int32_t>(path.size())),
+                       stages_.backbone->name() + ": commit (null text)");
     evaluated_ += path.size();
     if (want_hidden_) {
         const size_t width = static_cast<size_t>(stages_.backbone_info.hidden_size);

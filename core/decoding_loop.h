@@ -29,7 +29,10 @@ public:
     // `sampling` is the pipeline's, restricted to the tokens a synthesis may
     // emit. Creates the sessions and evaluates all of `prompt` but its last
     // token, which roots the first step.
-    DecodingLoop(EngineStages& stages, const cdz_sampling& sampling, DecodingStats& stats,
+    // With guidance_scale != 1 a second backbone session decodes the same
+    // tokens after the null text (text_dropout.h in training/), and every
+    // row of logits becomes null + scale * (text - null).
+    DecodingLoop(EngineStages& stages, const cdz_sampling& sampling, double guidance_scale, DecodingStats& stats,
                  std::vector<int32_t> prompt, int64_t capacity);
 
     // One step. The emitted tokens are appended to the sequence.
@@ -42,6 +45,8 @@ private:
     // Evaluates sequence[evaluated_, end) as a chain with `draft` hanging
     // from its last token; keeps the logits from that last token on.
     void evaluate(size_t end, const cdz_token_tree* draft);
+    // The null-text session's logits for the same tree, folded into `logits`.
+    void guide(const cdz_token_tree& tree, float* logits);
     // Commits the evaluated chain and the draft nodes of `accepted` (node
     // indices into the draft) and keeps the hidden state of the last one.
     void commit(size_t chain, const int32_t* accepted, int32_t accepted_count);
@@ -56,9 +61,11 @@ private:
     const bool verifying_;
     const bool want_hidden_;
     const int64_t vocab_;
+    const double guidance_scale_;
 
-    std::unique_ptr<PluginSession> session_, draft_session_;
+    std::unique_ptr<PluginSession> session_, draft_session_, null_text_session_;
     std::vector<int32_t> sequence_;
+    std::vector<int32_t> null_text_prompt_;  // the prompt with its text nulled, when guiding
     size_t evaluated_ = 0;       // tokens of sequence_ in the backbone's cache
     size_t pending_ = 0;         // tokens of the last evaluation before its draft
     std::vector<float> logits_;  // [1 + draft nodes, vocab] from the last evaluation

@@ -222,7 +222,7 @@ std::vector<float> Engine::synthesize(const SynthesisRequest& request) {
 
     const cdz_sampling sampling = restrict_sampling(config_.sampling, info.audio_token_offset,
                                                    info.audio_token_offset + info.audio_token_count, info.end_token);
-    DecodingLoop loop(s, sampling, stats_, std::move(sequence), capacity);
+    DecodingLoop loop(s, sampling, config_.guidance_scale, stats_, std::move(sequence), capacity);
 
     std::vector<int32_t> codes;
     size_t streamed_frames = 0;

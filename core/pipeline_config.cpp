@@ -31,6 +31,9 @@ const cdz_param_spec sampling_specs[] = {
     {"temperature", CDZ_PARAM_FLOAT, "1.0", 1, 0, 100, nullptr, "softmax temperature; 0 is greedy"},
     {"top_k", CDZ_PARAM_INT, "0", 1, 0, 1e9, nullptr, "keep the k most likely tokens; 0 keeps all"},
     {"top_p", CDZ_PARAM_FLOAT, "1.0", 1, 1e-6, 1, nullptr, "keep the smallest set with this much mass; 1 keeps all"},
+    {"guidance_scale", CDZ_PARAM_FLOAT, "1.0", 1, 1, 20, nullptr,
+     "classifier-free guidance: logits = null-text + scale * (text - null-text), a second backbone pass per step "
+     "(a target trained with --text-dropout); 1 is off"},
 };
 
 std::vector<cdz_param_spec> specs_of(const cdz_param_spec* begin, const cdz_param_spec* end) {
@@ -152,6 +155,7 @@ private:
         config_.sampling.temperature = params.values.count("temperature") ? params.values["temperature"].number : 1.0;
         config_.sampling.top_k = params.values.count("top_k") ? params.values["top_k"].integer : 0;
         config_.sampling.top_p = params.values.count("top_p") ? params.values["top_p"].number : 1.0;
+        config_.guidance_scale = params.values.count("guidance_scale") ? params.values["guidance_scale"].number : 1.0;
     }
 
     std::vector<PluginLocation> locations() const {
@@ -243,6 +247,7 @@ std::string PipelineConfig::to_toml() const {
     out << "temperature = " << toml_float_literal(sampling.temperature) << '\n';
     out << "top_k = " << sampling.top_k << '\n';
     out << "top_p = " << toml_float_literal(sampling.top_p) << '\n';
+    out << "guidance_scale = " << toml_float_literal(guidance_scale) << '\n';
     for (const auto& stage : stages) {
         out << "\n[" << stage.table << "]\n";
         out << "plugin = " << toml_string_literal(stage.plugin.descriptor->name) << "  # "

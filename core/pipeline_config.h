@@ -31,6 +31,7 @@ struct PipelineConfig {
     std::vector<std::filesystem::path> plugin_paths;
     std::filesystem::path voice_prompt;     // empty: none
     cdz_sampling sampling{};
+    double guidance_scale = 1.0;            // classifier-free guidance on the text; 1: off
     std::vector<StageConfig> stages;        // in the order frontend, codec, backbone, draft, acceptor
 
     const StageConfig* stage(const std::string& table) const;

@@ -55,6 +55,17 @@ at::Tensor Batch::labels(int64_t ahead) const {
 
 int64_t Batch::input_tokens() const { return real.slice(1, 0, time()).sum().item<int64_t>(); }
 
+uint64_t Batch::fingerprint() const {
+    const at::Tensor contiguous = tokens.to(at::kCPU, at::kLong).contiguous();
+    const int64_t* data = contiguous.data_ptr<int64_t>();
+    uint64_t hash = 0xcbf29ce484222325ull;
+    for (int64_t i = 0; i < contiguous.numel(); ++i) {
+        hash ^= static_cast<uint64_t>(data[i]);
+        hash *= 0x100000001b3ull;
+    }
+    return hash;
+}
+
 BatchSampler::BatchSampler(std::vector<const TokenSequence*> sequences, int64_t batch, int64_t seq_len, uint64_t seed,
                            bool length_buckets)
     : sequences_(std::move(sequences)), length_buckets_(length_buckets), batch_(batch), seq_len_(seq_len), seed_(seed) {

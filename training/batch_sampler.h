@@ -30,6 +30,9 @@ struct Batch {
     // [B, T]: tokens[b, t + ahead] where that is a trained token, else ignore_label.
     at::Tensor labels(int64_t ahead = 1) const;
     int64_t input_tokens() const;  // real tokens fed
+    // FNV-1a over the tokens: seeds per-batch draws (input noise, text
+    // dropout) that repeat on resume.
+    uint64_t fingerprint() const;
 };
 
 // Training batches, a pure function of (seed, step): a resumed run sees the

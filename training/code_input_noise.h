@@ -8,22 +8,14 @@
 // Training batches only; held-out evaluation sees clean inputs.
 #pragma once
 
-#include <cstdint>
-
 #include <ATen/ATen.h>
 
 #include "batch_sampler.h"
+#include "fed_code_replacement.h"
 
 namespace cadenza::training {
 
-struct CodeInputNoise {
-    double rate = 0;          // fraction of the fed target codes replaced, in [0, 1)
-    int64_t code_offset = 0;  // the codes' token ids: [code_offset, code_offset + code_count)
-    int64_t code_count = 0;
-    uint64_t seed = 0;
-
-    bool enabled() const { return rate > 0; }
-};
+using CodeInputNoise = FedCodeReplacement;
 
 // The batch's inputs ([B, T]) with the noise applied. The draw is a pure
 // function of (seed, the batch's tokens), so a resumed run repeats it bit for

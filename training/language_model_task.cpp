@@ -61,7 +61,17 @@ at::Tensor LanguageModelTask::logits_and_guide(const at::Tensor& inputs, const B
 at::Tensor LanguageModelTask::loss(const Batch& batch) {
     at::Tensor guide;
     double queries = 0;
-    const at::Tensor logits = logits_and_guide(noisy_inputs(batch, noise_), batch, &guide, &queries);
+    at::Tensor inputs = drop_text(noisy_inputs(batch, noise_), batch, text_dropout_);
+    if (self_feeding_.enabled()) {
+        at::Tensor own_logits;
+        {
+            at::NoGradGuard no_grad;
+            refresh_embedding();
+            own_logits = model_.logits(model_.forward_sequence(inputs));
+        }
+        inputs = self_fed_inputs(inputs, own_logits, batch, self_feeding_);
+    }
+    const at::Tensor logits = logits_and_guide(inputs, batch, &guide, &queries);
     const at::Tensor cross_entropy = masked_cross_entropy(logits, batch.labels(1));
     return guide.defined() ? cross_entropy + guide_.weight * guide : cross_entropy;
 }
@@ -83,6 +93,18 @@ std::vector<std::pair<std::string, std::string>> LanguageModelTask::settings() c
         rate.precision(17);
         rate << noise_.rate;
         settings.emplace_back("cadenza.train.code_input_noise", rate.str());
+    }
+    if (text_dropout_.enabled()) {
+        std::ostringstream rate;
+        rate.precision(17);
+        rate << text_dropout_.rate;
+        settings.emplace_back("cadenza.train.text_dropout", rate.str());
+    }
+    if (self_feeding_.enabled()) {
+        std::ostringstream rate;
+        rate.precision(17);
+        rate << self_feeding_.rate;
+        settings.emplace_back("cadenza.train.self_feeding", rate.str());
     }
     if (!guide_.enabled()) return settings;
     std::ostringstream value;

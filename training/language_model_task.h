@@ -1,6 +1,7 @@
 // Training a target: next-token cross-entropy on the target segments (plus
 // an optional guided-attention loss, optional digit-structured code
-// embeddings and optional noise on the fed codes), every parameter trained. Output: a
+// embeddings, optional noise on the fed codes, text dropout and self-feeding), every
+// parameter trained. Output: a
 // Hugging Face model directory (config.json, model.safetensors) plus
 // training_state.safetensors.
 #pragma once
@@ -9,6 +10,8 @@
 #include "code_input_noise.h"
 #include "guided_attention.h"
 #include "llama_model.h"
+#include "self_feeding.h"
+#include "text_dropout.h"
 #include "training_task.h"
 
 namespace cadenza::training {
@@ -40,6 +43,10 @@ public:
     void set_code_digits(CodeDigitEmbedding digits);
     // Replaces some fed target codes in training batches (code_input_noise.h).
     void set_code_input_noise(CodeInputNoise noise) { noise_ = noise; }
+    // Nulls the text of some training sequences (text_dropout.h).
+    void set_text_dropout(TextDropout dropout) { text_dropout_ = dropout; }
+    // Feeds the model some of its own sampled codes (self_feeding.h).
+    void set_self_feeding(SelfFeeding feeding) { self_feeding_ = feeding; }
 
 private:
     // With code digits: the model's table = the free rows + digit vectors.
@@ -51,6 +58,8 @@ private:
     GuidedAttention guide_;
     CodeDigitEmbedding digits_;
     CodeInputNoise noise_;
+    TextDropout text_dropout_;
+    SelfFeeding self_feeding_;
     at::Tensor free_embedding_;  // the leaf the optimizer trains, with code digits
 };
 

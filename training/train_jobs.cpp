@@ -111,6 +111,22 @@ GuidedAttention guided_attention_of(const LanguageModelJob& job, const llama::Ll
     return guide;
 }
 
+SpeechTokenLayout layout_for(const LanguageModelJob& job, const llama::LlamaConfig& config, const char* option) {
+    if (job.layout.empty())
+        throw Error(CDZ_STATUS_INVALID_ARGUMENT, std::string(option) + " needs --layout (the corpus's layout.json)");
+    return read_layout(job.layout, config);
+}
+
+FedCodeReplacement fed_code_replacement(double rate, const SpeechTokenLayout& layout, const LanguageModelJob& job,
+                                        uint64_t stream) {
+    FedCodeReplacement replacement;
+    replacement.rate = rate;
+    replacement.code_offset = layout.audio_token_offset;
+    replacement.code_count = layout.audio_token_count;
+    replacement.seed = derive_seed(job.options.seed, stream);
+    return replacement;
+}
+
 }  // namespace
 
 TrainResult run_language_model_job(const LanguageModelJob& job, std::ostream& out, std::ostream& log) {
@@ -141,26 +157,37 @@ TrainResult run_language_model_job(const LanguageModelJob& job, std::ostream& ou
         task.set_guided_attention(std::move(guide));
     }
     if (!job.code_digits.empty()) {
-        if (job.layout.empty())
-            throw Error(CDZ_STATUS_INVALID_ARGUMENT, "--code-digits needs --layout (the corpus's layout.json)");
-        const SpeechTokenLayout layout = read_layout(job.layout, config);
+        const SpeechTokenLayout layout = layout_for(job, config, "--code-digits");
         CodeDigitEmbedding digits(parse_index_list(job.code_digits, "--code-digits"), layout.audio_token_offset,
                                   layout.audio_token_count, config.hidden_size, at::TensorOptions(at::kFloat));
         out << "code embeddings: digits of the FSQ grid " << digits.describe() << '\n' << std::flush;
         task.set_code_digits(std::move(digits));
     }
     if (job.code_input_noise > 0) {
-        if (job.layout.empty())
-            throw Error(CDZ_STATUS_INVALID_ARGUMENT, "--code-input-noise needs --layout (the corpus's layout.json)");
-        const SpeechTokenLayout layout = read_layout(job.layout, config);
-        CodeInputNoise noise;
-        noise.rate = job.code_input_noise;
-        noise.code_offset = layout.audio_token_offset;
-        noise.code_count = layout.audio_token_count;
-        noise.seed = derive_seed(job.options.seed, 0x6e6f697365ull);  // "noise": apart from the batch stream
+        const SpeechTokenLayout layout = layout_for(job, config, "--code-input-noise");
+        // "noise": a stream apart from the batches'
+        const CodeInputNoise noise = fed_code_replacement(job.code_input_noise, layout, job, 0x6e6f697365ull);
         out << "code input noise: " << noise.rate * 100 << "% of the fed target codes replaced by random codes\n"
             << std::flush;
         task.set_code_input_noise(noise);
+    }
+    if (job.text_dropout > 0) {
+        const SpeechTokenLayout layout = layout_for(job, config, "--text-dropout");
+        TextDropout dropout;
+        dropout.rate = job.text_dropout;
+        dropout.text_offset = layout.text_token_offset;
+        dropout.text_count = layout.text_token_count;
+        dropout.seed = derive_seed(job.options.seed, 0x74657874ull);  // "text"
+        out << "text dropout: " << dropout.rate * 100 << "% of the training texts replaced by the null text\n"
+            << std::flush;
+        task.set_text_dropout(dropout);
+    }
+    if (job.self_feeding > 0) {
+        const SpeechTokenLayout layout = layout_for(job, config, "--self-feeding");
+        const SelfFeeding feeding = fed_code_replacement(job.self_feeding, layout, job, 0x73656c66ull);  // "self"
+        out << "self-feeding: " << feeding.rate * 100
+            << "% of the fed target codes replaced by the model's own samples\n" << std::flush;
+        task.set_self_feeding(feeding);
     }
     const TrainResult result = train(task, corpus, job.options, job.output, log);
     report(result, job.options,

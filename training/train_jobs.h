@@ -27,6 +27,12 @@ struct LanguageModelJob {
     // Fraction of the fed target codes replaced by random codes in training
     // batches (code_input_noise.h); 0 for none.
     double code_input_noise = 0;
+    // Fraction of the training texts nulled, for classifier-free guidance
+    // (text_dropout.h); 0 for none.
+    double text_dropout = 0;
+    // Fraction of the fed target codes replaced by the model's own samples
+    // (self_feeding.h); 0 for none.
+    double self_feeding = 0;
     std::filesystem::path layout;
     TrainOptions options;
 };

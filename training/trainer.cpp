@@ -31,7 +31,8 @@ std::string exact(double value) {
 constexpr const char* length_buckets_key = "cadenza.train.length_buckets";
 // Settings written only when used, so that older checkpoints still resume.
 const char* const optional_setting_keys[] = {length_buckets_key, "cadenza.train.guided_attention",
-                                             "cadenza.train.code_digits", "cadenza.train.code_input_noise"};
+                                             "cadenza.train.code_digits", "cadenza.train.code_input_noise",
+                                             "cadenza.train.text_dropout", "cadenza.train.self_feeding"};
 
 // The settings a resumed run must share with the checkpoint for the result
 // to equal an uninterrupted run.

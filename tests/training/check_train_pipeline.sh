@@ -99,6 +99,20 @@ grep -q "code input noise: 30% of the fed target codes" "$work/guided.out"
 grep -q "guided attention: head 0 of layers 1,2" "$work/guided.out"
 grep -q "code embeddings: digits of the FSQ grid 2,19 from token 8" "$work/guided.out"
 grep -q "attention off the text diagonal" "$work/guided.out"
+# --text-dropout and --self-feeding are settings of the run too.
+fed() {
+  "$cadenza" train lm --corpus "$work/spoken.txt" --init-from "$work/target" --output "$work/fed" \
+    --layout "$work/layout.json" --lr 1e-3 --steps 2 --batch 8 --seq-len 32 --warmup 1 --threads 1 --no-progress "$@"
+}
+fed --text-dropout 0.2 --self-feeding 0.3 --checkpoint-every 1 --stop-after 1 > "$work/fed.out"
+if fed --text-dropout 0.2 --resume 2> "$work/fed.err"; then
+  echo "a resume without --self-feeding was accepted"; exit 1
+fi
+grep -q "self_feeding" "$work/fed.err" || { cat "$work/fed.err"; exit 1; }
+fed --text-dropout 0.2 --self-feeding 0.3 --resume >> "$work/fed.out"
+grep -q "text dropout: 20% of the training texts" "$work/fed.out"
+grep -q "self-feeding: 30% of the fed target codes" "$work/fed.out"
+grep -q "trained steps 1..2 of 2" "$work/fed.out" || { cat "$work/fed.out"; exit 1; }
 refuse() {  # refuse EXPECTED-MESSAGE ARGS...: the run fails and says why
   local expected=$1; shift
   if "$cadenza" train lm --corpus "$work/corpus.txt" --init-from "$work/target" --output "$work/refused" \
@@ -108,6 +122,8 @@ refuse() {  # refuse EXPECTED-MESSAGE ARGS...: the run fails and says why
   grep -q "$expected" "$work/refused.err" || { cat "$work/refused.err"; exit 1; }
 }
 refuse "needs --layout" --guided-attention 1
+refuse "text-dropout needs --layout" --text-dropout 0.1
+refuse "self-feeding needs --layout" --self-feeding 0.1
 refuse "layer 3 is outside the model's 3 layers" --guided-attention 3 --layout "$work/layout.json"
 refuse "guided-head 4 is outside" --guided-attention 1 --guided-head 4 --layout "$work/layout.json"
 sed 's/"vocab_size": 48/"vocab_size": 40/; s/"audio_token_count": 38/"audio_token_count": 30/; s/"audio_start_token": 46/"audio_start_token": 38/; s/"end_token": 47/"end_token": 39/' "$work/layout.json" > "$work/small.json"

@@ -3,23 +3,11 @@
 #include <gtest/gtest.h>
 
 #include "batch_sampler.h"
+#include "tiny_training.h"
 #include "code_input_noise.h"
 
 namespace cadenza::training {
 namespace {
-
-// Tokens 0-9 text, 10-109 codes, 110 start, 111 end: [text][prompt codes]
-// [start] | [target codes][end].
-TokenSequence speech_sequence(int32_t first_code) {
-    TokenSequence sequence;
-    for (int32_t t = 0; t < 6; ++t) sequence.tokens.push_back(t);
-    for (int32_t c = 0; c < 20; ++c) sequence.tokens.push_back(10 + (first_code + 7 * c) % 100);
-    sequence.tokens.push_back(110);
-    sequence.prompt_length = static_cast<int64_t>(sequence.tokens.size());
-    for (int32_t c = 0; c < 200; ++c) sequence.tokens.push_back(10 + (first_code + 3 * c) % 100);
-    sequence.tokens.push_back(111);
-    return sequence;
-}
 
 CodeInputNoise noise_of(double rate, uint64_t seed) {
     CodeInputNoise noise;
@@ -31,7 +19,7 @@ CodeInputNoise noise_of(double rate, uint64_t seed) {
 }
 
 TEST(CodeInputNoise, ReplacesOnlyFedTargetCodesAtTheAskedRate) {
-    const std::vector<TokenSequence> corpus = {speech_sequence(0), speech_sequence(5), speech_sequence(9)};
+    const std::vector<TokenSequence> corpus = {tiny_speech_sequence(0), tiny_speech_sequence(5), tiny_speech_sequence(9)};
     std::vector<const TokenSequence*> sequences;
     for (const TokenSequence& sequence : corpus) sequences.push_back(&sequence);
     const Batch batch = BatchSampler(sequences, 3, 512, 1).at_step(0);

@@ -16,6 +16,18 @@ llama::LlamaConfig tiny_config(int64_t layers) {
     return c;
 }
 
+TokenSequence tiny_speech_sequence(int32_t first_code) {
+    TokenSequence sequence;
+    for (int32_t t = 1; t < 7; ++t) sequence.tokens.push_back(t);
+    sequence.tokens.push_back(110);
+    for (int32_t c = 0; c < 20; ++c) sequence.tokens.push_back(10 + (first_code + 7 * c) % 100);
+    sequence.tokens.push_back(110);
+    sequence.prompt_length = static_cast<int64_t>(sequence.tokens.size());
+    for (int32_t c = 0; c < 200; ++c) sequence.tokens.push_back(10 + (first_code + 3 * c) % 100);
+    sequence.tokens.push_back(111);
+    return sequence;
+}
+
 TrainOptions tiny_options(int64_t steps) {
     TrainOptions o;
     o.steps = steps;
