@@ -89,6 +89,11 @@ DecodingLoop::DecodingLoop(EngineStages& stages, const cdz_sampling& sampling, d
         const auto& drafter = stages.drafter->vtable<cdz_drafter_vtable>();
         draft_session_ = create_session(*stages.drafter, drafter.session_create, drafter.session_destroy, capacity);
     }
+    if (spdlog::should_log(spdlog::level::trace)) {
+        std::string tokens;
+        for (int32_t token : sequence_) tokens += std::to_string(token) + " ";
+        spdlog::trace("prompt ({} tokens): {}", sequence_.size(), tokens);
+    }
     if (sequence_.size() > 1) {
         evaluate(sequence_.size() - 1, nullptr);
         commit(pending_, nullptr, 0);
