@@ -6,6 +6,7 @@
 #include <spdlog/spdlog.h>
 
 #include "error.h"
+#include "null_text.h"
 #include "sampling.h"
 #include "status_object.h"
 
@@ -42,24 +43,14 @@ std::unique_ptr<PluginSession> create_session(const PluginInstance& instance,
     return std::make_unique<PluginSession>(session, destroy);
 }
 
-// The prompt with the null text of a target trained with text dropout: in
-// each run of text tokens the first and last (<bos>, <eos>) are kept and
-// the others become text id 0 (<pad>).
+// The prompt with its text turned into the null text (null_text.h).
 std::vector<int32_t> null_text_of(std::vector<int32_t> prompt, const cdz_backbone_info& info) {
-    const auto is_text = [&](int32_t id) {
-        return id >= info.text_token_offset && id < info.text_token_offset + info.text_token_count;
+    const auto is_text = [&](size_t i) {
+        return prompt[i] >= info.text_token_offset && prompt[i] < info.text_token_offset + info.text_token_count;
     };
-    size_t i = 0;
-    while (i < prompt.size()) {
-        if (!is_text(prompt[i])) {
-            ++i;
-            continue;
-        }
-        size_t end = i;
-        while (end < prompt.size() && is_text(prompt[end])) ++end;
-        for (size_t k = i + 1; k + 1 < end; ++k) prompt[k] = static_cast<int32_t>(info.text_token_offset);
-        i = end;
-    }
+    const auto pad = static_cast<int32_t>(info.text_token_offset);
+    for_each_text_run(prompt.size(), is_text,
+                      [&](size_t begin, size_t end) { null_text_run(prompt.data(), begin, end, pad); });
     return prompt;
 }
 
@@ -130,7 +121,7 @@ void DecodingLoop::evaluate(size_t end, const cdz_token_tree* draft) {
     if (null_text_session_) {
         for (size_t i = 0; i < pending_ && evaluated_ + i < null_text_prompt_.size(); ++i)
             tokens[i] = null_text_prompt_[evaluated_ + i];
-        guide(tree, logits_.data());
+        guide(tree);
     }
     if (want_hidden_) {
         const auto hidden_shape = hidden.expect(kDLFloat, 32, 2, name + ": hidden states");
@@ -140,7 +131,7 @@ void DecodingLoop::evaluate(size_t end, const cdz_token_tree* draft) {
     }
 }
 
-void DecodingLoop::guide(const cdz_token_tree& tree, float* logits) {
+void DecodingLoop::guide(const cdz_token_tree& tree) {
     cdz_backbone_output output{sizeof(cdz_backbone_output), nullptr, nullptr};
     const std::string& name = stages_.backbone->name();
     {
@@ -148,13 +139,13 @@ void DecodingLoop::guide(const cdz_token_tree& tree, float* logits) {
         throw_if_error(backbone_.session_forward(null_text_session_->get(), &tree, 0, &output),
                        name + ": forward (null text)");
     }
-    ManagedTensor null_logits(output.logits), unused(output.hidden);
+    ManagedTensor null_logits(output.logits), released_hidden(output.hidden);
     const auto shape = null_logits.expect(kDLFloat, 32, 2, name + ": logits (null text)");
     if (shape[0] != tree.node_count || shape[1] != vocab_)
         throw Error(CDZ_STATUS_INTERNAL, name + ": logits (null text) have the wrong shape");
     const float* null_rows = null_logits.data<float>() + (pending_ - 1) * vocab_;
     const float scale = static_cast<float>(guidance_scale_);
-    for (size_t i = 0; i < logits_.size(); ++i) logits[i] = null_rows[i] + scale * (logits[i] - null_rows[i]);
+    for (size_t i = 0; i < logits_.size(); ++i) logits_[i] = null_rows[i] + scale * (logits_[i] - null_rows[i]);
 }
 
 void DecodingLoop::commit(size_t chain, const int32_t* accepted, int32_t accepted_count) {

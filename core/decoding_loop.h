@@ -45,8 +45,8 @@ private:
     // Evaluates sequence[evaluated_, end) as a chain with `draft` hanging
     // from its last token; keeps the logits from that last token on.
     void evaluate(size_t end, const cdz_token_tree* draft);
-    // The null-text session's logits for the same tree, folded into `logits`.
-    void guide(const cdz_token_tree& tree, float* logits);
+    // The null-text session's logits for the same tree, folded into logits_.
+    void guide(const cdz_token_tree& tree);
     // Commits the evaluated chain and the draft nodes of `accepted` (node
     // indices into the draft) and keeps the hidden state of the last one.
     void commit(size_t chain, const int32_t* accepted, int32_t accepted_count);

@@ -88,24 +88,15 @@ void LanguageModelTask::evaluate(const Batch& batch, Metrics& metrics) {
 std::vector<std::pair<std::string, std::string>> LanguageModelTask::settings() const {
     std::vector<std::pair<std::string, std::string>> settings;
     if (digits_.enabled()) settings.emplace_back("cadenza.train.code_digits", digits_.describe());
-    if (noise_.enabled()) {
-        std::ostringstream rate;
-        rate.precision(17);
-        rate << noise_.rate;
-        settings.emplace_back("cadenza.train.code_input_noise", rate.str());
-    }
-    if (text_dropout_.enabled()) {
-        std::ostringstream rate;
-        rate.precision(17);
-        rate << text_dropout_.rate;
-        settings.emplace_back("cadenza.train.text_dropout", rate.str());
-    }
-    if (self_feeding_.enabled()) {
-        std::ostringstream rate;
-        rate.precision(17);
-        rate << self_feeding_.rate;
-        settings.emplace_back("cadenza.train.self_feeding", rate.str());
-    }
+    const auto add_rate = [&](const char* key, double rate) {
+        std::ostringstream value;
+        value.precision(17);
+        value << rate;
+        settings.emplace_back(key, value.str());
+    };
+    if (noise_.enabled()) add_rate("cadenza.train.code_input_noise", noise_.rate);
+    if (text_dropout_.enabled()) add_rate("cadenza.train.text_dropout", text_dropout_.rate);
+    if (self_feeding_.enabled()) add_rate("cadenza.train.self_feeding", self_feeding_.rate);
     if (!guide_.enabled()) return settings;
     std::ostringstream value;
     value.precision(17);

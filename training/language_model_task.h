@@ -1,9 +1,8 @@
 // Training a target: next-token cross-entropy on the target segments (plus
 // an optional guided-attention loss, optional digit-structured code
-// embeddings, optional noise on the fed codes, text dropout and self-feeding), every
-// parameter trained. Output: a
-// Hugging Face model directory (config.json, model.safetensors) plus
-// training_state.safetensors.
+// embeddings, optional noise on the fed codes, text dropout and
+// self-feeding), every parameter trained. Output: a Hugging Face model
+// directory (config.json, model.safetensors) plus training_state.safetensors.
 #pragma once
 
 #include "code_digit_embedding.h"

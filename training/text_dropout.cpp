@@ -1,5 +1,6 @@
 #include "text_dropout.h"
 
+#include "null_text.h"
 #include "random_bits.h"
 
 namespace cadenza::training {
@@ -11,24 +12,16 @@ at::Tensor drop_text(const at::Tensor& inputs, const Batch& batch, const TextDro
     const bool* is_real = real.data_ptr<bool>();
     int64_t* ids = dropped.data_ptr<int64_t>();
     const int64_t rows = dropped.size(0), time = dropped.size(1);
-    const auto is_text = [&](int64_t i) {
-        return is_real[i] && ids[i] >= dropout.text_offset && ids[i] < dropout.text_offset + dropout.text_count;
-    };
     SplitMix64 random(derive_seed(dropout.seed, batch.fingerprint()));
     for (int64_t r = 0; r < rows; ++r) {
-        int64_t t = 0;
-        while (t < time) {
-            const int64_t begin = r * time + t;
-            if (!is_text(begin)) {
-                ++t;
-                continue;
-            }
-            int64_t end = begin;
-            while (end < (r + 1) * time && is_text(end)) ++end;
-            if (random.uniform() < dropout.rate)
-                for (int64_t i = begin + 1; i < end - 1; ++i) ids[i] = dropout.null_symbol();
-            t += end - begin;
-        }
+        int64_t* row = ids + r * time;
+        const bool* real_row = is_real + r * time;
+        const auto is_text = [&](size_t t) {
+            return real_row[t] && row[t] >= dropout.text_offset && row[t] < dropout.text_offset + dropout.text_count;
+        };
+        for_each_text_run(static_cast<size_t>(time), is_text, [&](size_t begin, size_t end) {
+            if (random.uniform() < dropout.rate) null_text_run(row, begin, end, dropout.null_symbol());
+        });
     }
     return dropped.to(inputs.device());
 }

@@ -1,0 +1,36 @@
+// The null text of classifier-free guidance, as training's text dropout
+// (training/text_dropout.h) writes it and the decoding loop's null-text
+// session reads it: in each run of text tokens the first and last symbols
+// (<bos>, <eos>) are kept and the ones between become the frontend's <pad>
+// (text id 0). One definition, so that training and synthesis agree.
+// Header-only and free of LibTorch.
+#pragma once
+
+#include <cstddef>
+
+namespace cadenza {
+
+// Calls on_run(begin, end) for each maximal run [begin, end) of the positions
+// 0..count-1 where is_text(position) holds, in order.
+template <typename IsText, typename OnRun>
+void for_each_text_run(size_t count, IsText is_text, OnRun on_run) {
+    size_t position = 0;
+    while (position < count) {
+        if (!is_text(position)) {
+            ++position;
+            continue;
+        }
+        size_t end = position;
+        while (end < count && is_text(end)) ++end;
+        on_run(position, end);
+        position = end;
+    }
+}
+
+// Turns the text run ids[begin, end) into the null text.
+template <typename Id>
+void null_text_run(Id* ids, size_t begin, size_t end, Id pad) {
+    for (size_t k = begin + 1; k + 1 < end; ++k) ids[k] = pad;
+}
+
+}  // namespace cadenza
