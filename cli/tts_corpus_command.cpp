@@ -1,5 +1,6 @@
 #include "tts_corpus_command.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -13,6 +14,7 @@
 #include "engine.h"
 #include "error.h"
 #include "exit_codes.h"
+#include "phone_alignment.h"
 #include "pipeline_config.h"
 #include "progress.h"
 #include "speech_token_corpus.h"
@@ -26,6 +28,45 @@ struct TtsCorpusOptions {
     double prompt_seconds = 3.0;
     uint64_t seed = 1;
     int64_t limit = 0;  // utterances per split; 0: all
+    bool phone_markers = false;
+    int64_t text_slots = 0;  // 0: the frontend's vocabulary
+};
+
+// The utterance's phones as its synthesizer spoke them (the corpus's .phones
+// file) become its text, and each phone's id is also placed among its codes
+// where the phone begins. The phones are looked up in the pipeline
+// frontend's own vocabulary, so that synthesis (which gets them from the
+// frontend) and training agree.
+class PhoneIds {
+public:
+    explicit PhoneIds(Engine& engine) : info_(engine.frontend_info()) {
+        for (int32_t id = 0; id < info_.vocab_size; ++id) ids_[engine.text_symbol(id)] = id;
+    }
+
+    training::EncodedUtterance encode(const speech_corpus::Utterance& u, int64_t frames, double frame_rate) const {
+        const std::string path = speech_corpus::phone_alignment_path(u.path);
+        const auto segments = speech_corpus::read_phone_alignment(path);
+        std::vector<int32_t> ids;
+        std::vector<double> ends;
+        for (const auto& segment : segments) {
+            const auto found = ids_.find(segment.phone);
+            if (found == ids_.end())
+                throw Error(CDZ_STATUS_INVALID_ARGUMENT, path + ": the phone '" + segment.phone +
+                                                             "' is not in the frontend's vocabulary");
+            ids.push_back(found->second);
+            ends.push_back(segment.end_seconds);
+        }
+        training::EncodedUtterance e{u.id, u.voice, u.variation, {}, {}, {}};
+        if (info_.bos_id >= 0) e.text_ids.push_back(info_.bos_id);
+        e.text_ids.insert(e.text_ids.end(), ids.begin(), ids.end());
+        if (info_.eos_id >= 0) e.text_ids.push_back(info_.eos_id);
+        e.markers = training::place_phone_markers(ids, ends, frames, frame_rate);
+        return e;
+    }
+
+private:
+    cdz_frontend_info info_;
+    std::map<std::string, int32_t> ids_;
 };
 
 int run_tts_corpus(const TtsCorpusOptions& o) {
@@ -37,8 +78,16 @@ int run_tts_corpus(const TtsCorpusOptions& o) {
     const cdz_codec_info& codec = engine.codec_info();
     if (codec.codebook_count != 1)
         throw Error(CDZ_STATUS_UNSUPPORTED, o.pipeline + ": `corpus tts` needs a codec with one codebook");
-    const auto layout =
-        training::SpeechTokenLayout::packed(engine.frontend_info().vocab_size, static_cast<int64_t>(codec.codebook_size));
+    const int64_t vocab = engine.frontend_info().vocab_size;
+    if (o.text_slots > 0 && o.text_slots < vocab)
+        throw Error(CDZ_STATUS_INVALID_ARGUMENT, "--text-slots " + std::to_string(o.text_slots) +
+                                                     " is smaller than the frontend's vocabulary (" +
+                                                     std::to_string(vocab) + ")");
+    auto layout = training::SpeechTokenLayout::packed(std::max(vocab, o.text_slots),
+                                                      static_cast<int64_t>(codec.codebook_size));
+    layout.phone_markers = o.phone_markers;
+    std::unique_ptr<PhoneIds> phone_ids;
+    if (o.phone_markers) phone_ids = std::make_unique<PhoneIds>(engine);
     const auto utterances = speech_corpus::read_corpus_manifest(o.manifest);
     std::filesystem::create_directories(o.output);
     const int64_t max_prompt_frames = static_cast<int64_t>(o.prompt_seconds * codec.frame_rate);
@@ -56,8 +105,11 @@ int run_tts_corpus(const TtsCorpusOptions& o) {
             const auto& u = selected[i];
             const audio::Waveform wave = audio::read_waveform(u.path);
             audio_seconds += wave.duration_seconds();
-            training::EncodedUtterance e{u.id, u.voice, u.variation, engine.text_ids(u.text), {}};
-            e.codes = engine.encode_audio(wave.samples, wave.sample_rate).values;
+            auto codes = engine.encode_audio(wave.samples, wave.sample_rate).values;
+            training::EncodedUtterance e =
+                phone_ids ? phone_ids->encode(u, static_cast<int64_t>(codes.size()), codec.frame_rate)
+                          : training::EncodedUtterance{u.id, u.voice, u.variation, engine.text_ids(u.text), {}, {}};
+            e.codes = std::move(codes);
             encoded.push_back(std::move(e));
             if (Clock::now() - last > std::chrono::seconds(2) || i + 1 == selected.size()) {
                 const double elapsed = std::chrono::duration<double>(Clock::now() - split_start).count();
@@ -80,7 +132,7 @@ int run_tts_corpus(const TtsCorpusOptions& o) {
             if (choices[i].length == 0) continue;
             prompts << encoded[i].id << '\t' << encoded[choices[i].prompt_index].id << '\t' << choices[i].begin << '\t'
                     << choices[i].length << '\n';
-            target_tokens += static_cast<int64_t>(encoded[i].codes.size()) + 1;
+            target_tokens += static_cast<int64_t>(encoded[i].codes.size() + encoded[i].markers.size()) + 1;
         }
         std::printf("%s: %zu sequences (%zu utterances without a second of their voice skipped), %lld target tokens, "
                     "%.2f h of audio -> %s\n",
@@ -115,6 +167,12 @@ std::pair<CLI::App*, std::function<int()>> add_tts_corpus_subcommand(CLI::App& c
         ->check(CLI::Range(0.2, 60.0));
     tts->add_option("--seed", options->seed, "seed of the voice prompt choice (default 1)");
     tts->add_option("--limit", options->limit, "utterances per split; 0: all")->check(CLI::NonNegativeNumber);
+    tts->add_flag("--phone-markers", options->phone_markers,
+                  "text = the phones the corpus's .phones files say were spoken, each also marked among the codes "
+                  "where it begins (the frontend's vocabulary must hold them: frontend.flite)");
+    tts->add_option("--text-slots", options->text_slots,
+                    "text ids the layout reserves (>= the frontend's vocabulary), to keep an earlier layout's code ids")
+        ->check(CLI::PositiveNumber);
     return {tts, [options] { return run_tts_corpus(*options); }};
 }
 

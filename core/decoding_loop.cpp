@@ -1,6 +1,8 @@
 #include "decoding_loop.h"
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 #include <numeric>
 
 #include <spdlog/spdlog.h>
@@ -57,7 +59,8 @@ std::vector<int32_t> null_text_of(std::vector<int32_t> prompt, const cdz_backbon
 }  // namespace
 
 DecodingLoop::DecodingLoop(EngineStages& stages, const cdz_sampling& sampling, double guidance_scale,
-                           DecodingStats& stats, std::vector<int32_t> prompt, int64_t capacity)
+                           DecodingStats& stats, std::vector<int32_t> prompt, int64_t capacity,
+                           std::vector<int32_t> phone_sequence)
     : stages_(stages),
       backbone_(stages.backbone->vtable<cdz_backbone_vtable>()),
       sampling_(sampling),
@@ -66,7 +69,8 @@ DecodingLoop::DecodingLoop(EngineStages& stages, const cdz_sampling& sampling, d
       want_hidden_(stages.drafter && stages.drafter_info.needs_target_hidden),
       vocab_(stages.backbone_info.vocab_size),
       guidance_scale_(guidance_scale),
-      sequence_(std::move(prompt)) {
+      sequence_(std::move(prompt)),
+      phone_sequence_(std::move(phone_sequence)) {
     session_ = create_session(*stages.backbone, backbone_.session_create, backbone_.session_destroy, capacity);
     if (guidance_scale_ != 1.0) {
         if (stages.backbone_info.text_token_count <= 0)
@@ -123,6 +127,7 @@ void DecodingLoop::evaluate(size_t end, const cdz_token_tree* draft) {
             tokens[i] = null_text_prompt_[evaluated_ + i];
         guide(tree);
     }
+    if (!phone_sequence_.empty()) constrain_markers(draft);
     if (want_hidden_) {
         const auto hidden_shape = hidden.expect(kDLFloat, 32, 2, name + ": hidden states");
         if (hidden_shape[0] != tree.node_count || hidden_shape[1] != stages_.backbone_info.hidden_size)
@@ -146,6 +151,33 @@ void DecodingLoop::guide(const cdz_token_tree& tree) {
     const float* null_rows = null_logits.data<float>() + (pending_ - 1) * vocab_;
     const float scale = static_cast<float>(guidance_scale_);
     for (size_t i = 0; i < logits_.size(); ++i) logits_[i] = null_rows[i] + scale * (logits_[i] - null_rows[i]);
+}
+
+void DecodingLoop::constrain_markers(const cdz_token_tree* draft) {
+    const cdz_backbone_info& info = stages_.backbone_info;
+    const int32_t nodes = draft ? draft->node_count : 0;
+    // Markers on the path to each row: row 0 follows the committed sequence,
+    // row 1 + i draft node i.
+    std::vector<size_t> markers(static_cast<size_t>(nodes) + 1, markers_emitted_);
+    for (int32_t i = 0; i < nodes; ++i) {
+        const int32_t parent = draft->parents[i];
+        markers[static_cast<size_t>(i) + 1] =
+            markers[static_cast<size_t>(parent + 1)] + (is_phone_marker(info, draft->tokens[i]) ? 1 : 0);
+    }
+    const auto text_begin = static_cast<size_t>(info.text_token_offset);
+    const auto text_end = text_begin + static_cast<size_t>(info.text_token_count);
+    for (size_t row = 0; row < markers.size(); ++row) {
+        float* logits = logits_.data() + row * static_cast<size_t>(vocab_);
+        // The target's probability of a marker here is that a phone ends;
+        // which phone comes next is the text's to say, so the next phone
+        // gets the mass of every text id (their log-sum-exp).
+        const float largest = *std::max_element(logits + text_begin, logits + text_end);
+        double mass = 0.0;
+        for (size_t id = text_begin; id < text_end; ++id) mass += std::exp(static_cast<double>(logits[id] - largest));
+        for (size_t id = text_begin; id < text_end; ++id) logits[id] = -std::numeric_limits<float>::infinity();
+        if (markers[row] < phone_sequence_.size() && std::isfinite(largest))
+            logits[phone_sequence_[markers[row]]] = largest + static_cast<float>(std::log(mass));
+    }
 }
 
 void DecodingLoop::commit(size_t chain, const int32_t* accepted, int32_t accepted_count) {
@@ -267,6 +299,7 @@ StepResult DecodingLoop::step() {
     step.accepted_drafts = result.accepted_count;
     step.tree_depth = tree ? tree_depth(*tree) : 0;
     sequence_.insert(sequence_.end(), step.emitted.begin(), step.emitted.end());
+    for (int32_t token : step.emitted) markers_emitted_ += is_phone_marker(stages_.backbone_info, token) ? 1 : 0;
     if (spdlog::should_log(spdlog::level::trace)) {
         std::string drafted, kept;
         for (int32_t i = 0; i < nodes; ++i)

@@ -32,8 +32,13 @@ public:
     // With guidance_scale != 1 a second backbone session decodes the same
     // tokens after the null text (text_dropout.h in training/), and every
     // row of logits becomes null + scale * (text - null).
+    // With `phone_sequence` (a backbone with phone markers: the text's
+    // phones as backbone ids), the markers follow the text (ELLA-V's
+    // inference): the target decides where a phone ends (the mass of all
+    // text ids), the text which phone comes next, so a phone is never
+    // skipped or repeated; after the last one no marker is allowed.
     DecodingLoop(EngineStages& stages, const cdz_sampling& sampling, double guidance_scale, DecodingStats& stats,
-                 std::vector<int32_t> prompt, int64_t capacity);
+                 std::vector<int32_t> prompt, int64_t capacity, std::vector<int32_t> phone_sequence = {});
 
     // One step. The emitted tokens are appended to the sequence.
     StepResult step();
@@ -47,6 +52,8 @@ private:
     void evaluate(size_t end, const cdz_token_tree* draft);
     // The null-text session's logits for the same tree, folded into logits_.
     void guide(const cdz_token_tree& tree);
+    // Gives each row's text-id mass to the next phone of its path, masks the rest.
+    void constrain_markers(const cdz_token_tree* draft);
     // Commits the evaluated chain and the draft nodes of `accepted` (node
     // indices into the draft) and keeps the hidden state of the last one.
     void commit(size_t chain, const int32_t* accepted, int32_t accepted_count);
@@ -66,6 +73,8 @@ private:
     std::unique_ptr<PluginSession> session_, draft_session_, null_text_session_;
     std::vector<int32_t> sequence_;
     std::vector<int32_t> null_text_prompt_;  // the prompt with its text nulled, when guiding
+    std::vector<int32_t> phone_sequence_;    // the markers to come, in order; empty: no constraint
+    size_t markers_emitted_ = 0;
     size_t evaluated_ = 0;       // tokens of sequence_ in the backbone's cache
     size_t pending_ = 0;         // tokens of the last evaluation before its draft
     std::vector<float> logits_;  // [1 + draft nodes, vocab] from the last evaluation

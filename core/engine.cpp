@@ -81,6 +81,13 @@ Engine::Engine(PipelineConfig config) : config_(std::move(config)), stages_(std:
                     config_.source + ": frontend '" + s.frontend->name() + "' has " +
                         std::to_string(s.frontend_info.vocab_size) + " symbols, but backbone '" +
                         s.backbone->name() + "' reserves " + std::to_string(s.backbone_info.text_token_count));
+    if (s.backbone && s.backbone_info.phone_markers) {
+        const auto& b = s.backbone_info;
+        if (b.text_token_offset + b.text_token_count != b.audio_token_offset &&
+            b.audio_token_offset + b.audio_token_count != b.text_token_offset)
+            throw Error(CDZ_STATUS_INVALID_CONFIG, context(*s.backbone) +
+                                                       ": phone_markers needs the text and audio token ranges to adjoin");
+    }
     if (s.backbone && s.backbone_info.tokens_per_node != 1)
         throw Error(CDZ_STATUS_UNSUPPORTED, config_.source + ": backbone '" + s.backbone->name() +
                                                 "' predicts several codebooks per step; the engine decodes one");
@@ -101,6 +108,15 @@ std::vector<int32_t> Engine::text_ids(const std::string& text) {
     throw_if_error(frontend.encode(s.frontend->context(), text.c_str(), ids.out()), s.frontend->name());
     const auto shape = ids.expect(kDLInt, 32, 1, s.frontend->name() + ": encode");
     return std::vector<int32_t>(ids.data<int32_t>(), ids.data<int32_t>() + shape[0]);
+}
+
+std::string Engine::text_symbol(int32_t id) {
+    EngineStages& s = *stages_;
+    if (!s.frontend) throw Error(CDZ_STATUS_INVALID_CONFIG, config_.source + ": no [frontend]");
+    const auto& frontend = s.frontend->vtable<cdz_frontend_vtable>();
+    const char* symbol = nullptr;
+    throw_if_error(frontend.token_symbol(s.frontend->context(), id, &symbol), s.frontend->name());
+    return symbol ? symbol : "";
 }
 
 Engine::Codes Engine::encode_audio(const std::vector<float>& samples, int sample_rate) {
@@ -213,16 +229,29 @@ std::vector<float> Engine::synthesize(const SynthesisRequest& request) {
 
     const double max_seconds = request.max_audio_seconds > 0 ? request.max_audio_seconds : config_.max_audio_seconds;
     const auto max_frames = static_cast<size_t>(std::ceil(max_seconds * s.codec_info.frame_rate));
-    const int64_t capacity = static_cast<int64_t>(sequence.size() + max_frames) + s.drafter_info.max_nodes + 2;
+    // Phone markers come on top of the frames: one per text symbol, a few spare.
+    const size_t max_markers = info.phone_markers ? static_cast<size_t>(text_shape[0]) + 16 : 0;
+    const size_t max_tokens = max_frames + max_markers;
+    const int64_t capacity = static_cast<int64_t>(sequence.size() + max_tokens) + s.drafter_info.max_nodes + 2;
     if (info.max_sequence_length > 0 && capacity > info.max_sequence_length)
         throw Error(CDZ_STATUS_INVALID_ARGUMENT,
                     "the prompt (" + std::to_string(sequence.size()) + " tokens) and " + std::to_string(max_frames) +
-                        " audio frames exceed the backbone's " + std::to_string(info.max_sequence_length) +
+                        " audio frames" +
+                        (max_markers ? " and " + std::to_string(max_markers) + " phone markers" : std::string()) +
+                        " exceed the backbone's " + std::to_string(info.max_sequence_length) +
                         " positions; shorten the text or max_audio_seconds");
 
-    const cdz_sampling sampling = restrict_sampling(config_.sampling, info.audio_token_offset,
-                                                   info.audio_token_offset + info.audio_token_count, info.end_token);
-    DecodingLoop loop(s, sampling, config_.guidance_scale, stats_, std::move(sequence), capacity);
+    const cdz_sampling sampling = restrict_sampling_to_audio(config_.sampling, info);
+    // The markers a target with phone markers must place, in order: the text's ids but its boundaries.
+    std::vector<int32_t> phone_sequence;
+    if (info.phone_markers)
+        for (int64_t i = 0; i < text_shape[0]; ++i) {
+            const int32_t id = text_ids.data<int32_t>()[i];
+            if (id != s.frontend_info.bos_id && id != s.frontend_info.eos_id)
+                phone_sequence.push_back(static_cast<int32_t>(info.text_token_offset + id));
+        }
+    DecodingLoop loop(s, sampling, config_.guidance_scale, stats_, std::move(sequence), capacity,
+                      std::move(phone_sequence));
 
     std::vector<int32_t> codes;
     size_t streamed_frames = 0;
@@ -250,16 +279,21 @@ std::vector<float> Engine::synthesize(const SynthesisRequest& request) {
     };
 
     bool finished = false;
-    while (!finished && codes.size() < max_frames) {
+    size_t emitted = 0;
+    while (!finished && codes.size() < max_frames && emitted < max_tokens) {
         const StepResult step = loop.step();
         int32_t used = 0;  // emitted tokens up to the end token or the frame limit
         for (int32_t token : step.emitted) {
-            if (finished || codes.size() >= max_frames) break;
+            if (finished || codes.size() >= max_frames || emitted >= max_tokens) break;
             ++used;
+            ++emitted;
+            if (request.on_token) request.on_token(token);
             if (token == info.end_token) {
                 finished = true;
             } else if (token >= info.audio_token_offset && token < info.audio_token_offset + info.audio_token_count) {
                 codes.push_back(static_cast<int32_t>(token - info.audio_token_offset));
+            } else if (is_phone_marker(info, token)) {
+                // The phone the target speaks next: no audio.
             } else {
                 throw Error(CDZ_STATUS_INTERNAL, "token " + std::to_string(token) + " is neither audio nor the end");
             }

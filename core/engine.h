@@ -31,6 +31,9 @@ struct SynthesisRequest {
     int voice_prompt_sample_rate = 0;
     // Receives audio as it is decoded; returning false cancels the synthesis.
     std::function<bool(const float* samples, size_t count)> on_audio;
+    // Receives every token the backbone emits, in order: codes, phone
+    // markers and the end token (as backbone ids).
+    std::function<void(int32_t token)> on_token;
 };
 
 class Engine {
@@ -64,6 +67,8 @@ public:
         std::vector<int32_t> values;  // [codebooks, frames], row-major
     };
     std::vector<int32_t> text_ids(const std::string& text);
+    // The frontend's symbol for one of its ids.
+    std::string text_symbol(int32_t id);
     Codes encode_audio(const std::vector<float>& samples, int sample_rate);
     std::vector<float> decode_audio(const Codes& codes);
     const cdz_frontend_info& frontend_info() const;  // valid with a frontend

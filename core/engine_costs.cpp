@@ -89,8 +89,7 @@ Engine::CostProfile Engine::measure_costs(const std::vector<int>& sizes, int rep
         input.token_count = context_length;
         input.target_hidden = s.drafter_info.needs_target_hidden ? hidden_view.get() : nullptr;
         input.target_hidden_position = s.drafter_info.needs_target_hidden ? context_length - 2 : -1;
-        const cdz_sampling sampling = restrict_sampling(config_.sampling, info.audio_token_offset,
-                                                       info.audio_token_offset + info.audio_token_count, info.end_token);
+        const cdz_sampling sampling = restrict_sampling_to_audio(config_.sampling, info);
         input.sampling = &sampling;
         auto propose = [&] {
             cdz_draft_output output{};

@@ -92,6 +92,20 @@ cdz_sampling restrict_sampling(const cdz_sampling& sampling, int64_t begin, int6
     return restricted;
 }
 
+cdz_sampling restrict_sampling_to_audio(const cdz_sampling& sampling, const cdz_backbone_info& info) {
+    int64_t begin = info.audio_token_offset, end = info.audio_token_offset + info.audio_token_count;
+    if (info.phone_markers) {
+        begin = std::min(begin, info.text_token_offset);
+        end = std::max(end, info.text_token_offset + info.text_token_count);
+    }
+    return restrict_sampling(sampling, begin, end, info.end_token);
+}
+
+bool is_phone_marker(const cdz_backbone_info& info, int64_t token) {
+    return info.phone_markers && token >= info.text_token_offset &&
+           token < info.text_token_offset + info.text_token_count;
+}
+
 int64_t sample_index(cdz_rng& rng, const float* probabilities, int64_t count) {
     double total = 0.0;
     for (int64_t i = 0; i < count; ++i) total += probabilities[i];

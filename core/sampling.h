@@ -16,6 +16,14 @@ void sampling_probabilities(const cdz_sampling& sampling, const float* logits, f
 // `sampling` restricted to [begin, end) plus `extra` (-1: none).
 cdz_sampling restrict_sampling(const cdz_sampling& sampling, int64_t begin, int64_t end, int64_t extra);
 
+// What a target may emit after the audio start: its codes and end token, and
+// with phone markers its text ids as well (text and audio ranges adjoin:
+// Engine refuses a layout where they do not).
+cdz_sampling restrict_sampling_to_audio(const cdz_sampling& sampling, const cdz_backbone_info& info);
+
+// A text id emitted among the audio by a backbone with phone markers.
+bool is_phone_marker(const cdz_backbone_info& info, int64_t token);
+
 // Draws an index by inverse CDF; mass lost to rounding goes to the last
 // index with non-zero probability.
 int64_t sample_index(cdz_rng& rng, const float* probabilities, int64_t count);

@@ -90,7 +90,7 @@ TeacherForcedReport evaluate_teacher_forced(const TeacherForcedOptions& options)
         if (found == utterances.end())
             throw Error(CDZ_STATUS_INVALID_CONFIG, options.manifest.string() + ": no utterance '" + ids[k] + "' (" + where + ")");
         const speech_corpus::Utterance& u = found->second;
-        // The target: codes then the end token; frame j is predicted at j - 1.
+        // The target: codes (and phone markers) then the end token; a token is predicted one position before.
         const int64_t codes_begin = s.prompt_length;
         const int64_t codes_end = static_cast<int64_t>(s.tokens.size()) - 1;
         if (codes_end <= codes_begin || s.tokens.back() != layout.end_token || codes_begin < 1 ||
@@ -98,12 +98,22 @@ TeacherForcedReport evaluate_teacher_forced(const TeacherForcedOptions& options)
             throw Error(CDZ_STATUS_INVALID_CONFIG, where + ": not [prompt] | [codes][end] within " +
                                                        std::to_string(max_positions) + " positions");
         const at::Tensor tokens = at::tensor(std::vector<int64_t>(s.tokens.begin(), s.tokens.end()), at::kLong);
-        const at::Tensor truth_tokens = tokens.slice(0, codes_begin, codes_end);
+        // The frames: every target position but the phone markers (text ids), if the layout has them.
+        std::vector<int64_t> frame_positions;
+        for (int64_t t = codes_begin; t < codes_end; ++t) {
+            const int64_t id = s.tokens[static_cast<size_t>(t)];
+            const bool marker = layout.phone_markers && id >= layout.text_token_offset &&
+                                id < layout.text_token_offset + layout.text_token_count;
+            if (!marker) frame_positions.push_back(t);
+        }
+        if (frame_positions.empty()) throw Error(CDZ_STATUS_INVALID_CONFIG, where + ": no codes in the target");
+        const at::Tensor positions = at::tensor(frame_positions, at::kLong);
+        const at::Tensor truth_tokens = tokens.index_select(0, positions);
         const at::Tensor truth = truth_tokens - layout.audio_token_offset;
         if (truth.min().item<int64_t>() < 0 || truth.max().item<int64_t>() >= layout.audio_token_count)
             throw Error(CDZ_STATUS_INVALID_CONFIG, where + ": a target token outside the codes");
         const at::Tensor logits = model.logits(model.forward_sequence(tokens.unsqueeze(0))).squeeze(0);
-        const at::Tensor frame_logits = logits.slice(0, codes_begin - 1, codes_end - 1);  // [frames, vocab]
+        const at::Tensor frame_logits = logits.index_select(0, positions - 1);  // [frames, vocab]
         report.cross_entropy -=
             at::log_softmax(frame_logits, -1).gather(1, truth_tokens.unsqueeze(1)).sum().item<double>();
         const at::Tensor predicted =

@@ -33,7 +33,8 @@ for stage in "${stages[@]}"; do
     corpus)
       # 10 hours of training audio (the first codec and target phases use
       # them: manifest-10h.tsv), then extended to 20 h (new sentences; dev and
-      # test unchanged). Resumable: existing WAV files are kept.
+      # test unchanged). Every WAV comes with its phone alignment (.phones).
+      # Resumable: existing WAV files with their alignments are kept.
       if [ ! -f "$work/corpus/manifest-10h.tsv" ]; then
         run corpus speech --output "$work/corpus" --train-hours 10 --jobs "$jobs" --seed 1
         cp "$work/corpus/manifest.tsv" "$work/corpus/manifest-10h.tsv"
@@ -81,7 +82,7 @@ for stage in "${stages[@]}"; do
         --split test --limit 150 --jobs "$jobs" --json "$models/codec_gate.json"
       ;;
     tokens)
-      # Token corpora: the frontend (IPA phonemes from espeak-ng) and a codec.
+      # Token corpora: a frontend (IPA phonemes from espeak-ng; CMU phones) and a codec.
       # The target's first phases learned on the base codec's codes of the 10 h
       # (tokens-base) and on the first smoothed codec's (tokens-smooth1); the
       # shipped codec's codes of the 20 h (tokens) are the target's last phase
@@ -111,6 +112,25 @@ TOML
       tokens_of tokens-base codec-base manifest-10h.tsv
       tokens_of tokens-smooth1 codec-smooth1 manifest-10h.tsv
       tokens_of tokens en-small-codec manifest.tsv
+      # The phase-6 target's: the phones each voice spoke (the corpus's .phones
+      # alignments, through frontend.flite's vocabulary), also marked among
+      # the codes where each phone begins; 58 text slots keep the code ids of
+      # the earlier layout, so that phase 6 continues from phase 5.
+      cat > "$work/en-small-codec-phones.toml" <<TOML
+[pipeline]
+name = "en-small-codec-phones"
+[frontend]
+plugin = "frontend.flite"
+vocabulary = "$root/models/frontend/cmu_phones.vocab"
+[codec]
+plugin = "codec.mel_fsq"
+model = "$models/codec.safetensors"
+TOML
+      if [ ! -f "$work/tokens-phones/.done" ]; then
+        run corpus tts --pipeline "$work/en-small-codec-phones.toml" --manifest "$work/corpus/manifest.tsv" \
+          --output "$work/tokens-phones" --prompt-seconds 3 --seed 1 --phone-markers --text-slots 58
+        touch "$work/tokens-phones/.done"
+      fi
       cp "$work/tokens/layout.json" "$models/layout.json"
       # The shipped pipelines' default voice: a 2.8 s train utterance of flite rms.
       mkdir -p "$models/voices"
@@ -180,8 +200,19 @@ JSON
         deep --steps 2200 --resume
         touch "$work/target-deep/.done"
       fi
+      # Phase 6: phone markers (ELLA-V): the same model on tokens whose text is
+      # the CMU phones each voice spoke, each phone also marked among the codes
+      # where it begins; at synthesis the engine makes the markers follow the
+      # text (docs/en-small.md). 2,000 steps.
+      if [ ! -f "$work/target-phones/.done" ]; then
+        run train lm --corpus "$work/tokens-phones/train.tokens" --init-from "$work/target-deep" \
+          --output "$work/target-phones" --steps 2000 --lr 5e-4 --warmup 100 --seed 7 \
+          --guided-attention 1,2,3 --layout "$work/tokens-phones/layout.json" "${digits[@]}" "${common[@]}" \
+          $(resumable "$work/target-phones/training_state.safetensors")
+        touch "$work/target-phones/.done"
+      fi
       mkdir -p "$models/target"
-      cp "$work/target-deep/config.json" "$work/target-deep/model.safetensors" "$models/target/"
+      cp "$work/target-phones/config.json" "$work/target-phones/model.safetensors" "$models/target/"
       ;;
     target-gate)
       # Plain decoding of 100 test sentences with their voice prompts, judged

@@ -17,6 +17,7 @@
 #include <stdexcept>
 
 #include "generation_progress.h"
+#include "phone_alignment.h"
 #include "utterance_audio.h"
 #include "utterance_synthesis.h"
 
@@ -223,7 +224,9 @@ GenerationReport generate_corpus_audio(const std::vector<PlannedUtterance>& plan
     std::vector<double> durations(plan.size(), -1.0);  // >= 0: the WAV file exists
     std::vector<size_t> pending;
     for (size_t i = 0; i < plan.size(); ++i) {
-        if (const auto duration = probe_corpus_wav(plan[i].utterance.path)) {
+        const auto duration = probe_corpus_wav(plan[i].utterance.path);
+        // A corpus made before phone alignments existed gets them by speaking again.
+        if (duration && std::filesystem::exists(phone_alignment_path(plan[i].utterance.path))) {
             durations[i] = *duration;
             ++report.reused;
             report.reused_audio_seconds += *duration;

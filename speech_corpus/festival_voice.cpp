@@ -41,20 +41,22 @@ std::string festival_script(const std::string& voice, const std::vector<Festival
     std::ostringstream script;
     script << "(voice_" << voice << ")\n"
            << "(set! cadenza_hts_params (if (boundp 'hts_engine_params) hts_engine_params nil))\n"
-           << "(define (cadenza_speak index text stretch path)\n"
+           << "(define (cadenza_speak index text stretch path segments)\n"
            << "  (format stderr \"cadenza-utterance %d\\n\" index)\n"
            << "  (if (equal? (Parameter.get 'Synth_Method) 'HTS)\n"
            << "      (set! hts_engine_params (cons (list \"-r\" (/ 1.0 stretch)) cadenza_hts_params))\n"
            << "      (Parameter.set 'Duration_Stretch stretch))\n"
            << "  (unwind-protect\n"
-           << "    (utt.save.wave (utt.synth (eval (list 'Utterance 'Text text))) path 'riff)\n"
+           << "    (let ((u (utt.synth (eval (list 'Utterance 'Text text)))))\n"
+           << "      (if (not (equal? segments \"\")) (utt.save.segs u segments))\n"
+           << "      (utt.save.wave u path 'riff))\n"
            << "    (format stderr \"cadenza-failed %d\\n\" index)))\n";
     char stretch[32];
     for (const size_t index : order) {
         const auto& request = requests[index];
         std::snprintf(stretch, sizeof(stretch), "%.4f", request.duration_stretch);
         script << "(cadenza_speak " << index << " " << scheme_string(request.text) << " " << stretch << " "
-               << scheme_string(request.output_path) << ")\n";
+               << scheme_string(request.output_path) << " " << scheme_string(request.segments_path) << ")\n";
     }
     return script.str();
 }

@@ -15,6 +15,7 @@ struct FestivalRequest {
     std::string text;               // plain words and , . ? ! (no quotes needed)
     double duration_stretch = 1.0;  // > 1 is slower
     std::string output_path;        // a WAV file at the voice's own sample rate
+    std::string segments_path;      // festival's segment file (utt.save.segs); empty: none
 };
 
 // Speaks every request with `voice`, using `work_directory` for the script

@@ -1,5 +1,6 @@
 #include "flite_voice.h"
 
+#include <cstdlib>
 #include <stdexcept>
 
 #ifdef CADENZA_HAVE_FLITE
@@ -41,7 +42,7 @@ std::vector<std::string> flite_voice_names() {
 }
 
 audio::Waveform FliteSynthesizer::synthesize(const std::string& voice_name, const std::string& text,
-                                             double duration_stretch) {
+                                             double duration_stretch, std::vector<PhoneSegment>* segments) {
 #ifdef CADENZA_HAVE_FLITE
     cst_voice*& voice = voices_[voice_name];
     if (!voice) {
@@ -55,8 +56,22 @@ audio::Waveform FliteSynthesizer::synthesize(const std::string& voice_name, cons
         }
     }
     feat_set_float(voice->features, "duration_stretch", static_cast<float>(duration_stretch));
-    cst_wave* wave = flite_text_to_wave(text.c_str(), voice);
-    if (!wave) throw std::runtime_error("flite produced no audio");
+    // flite's statistical voices excite with noise from the C library's rand():
+    // reseeding it as a fresh flite process starts makes each utterance
+    // independent of what the process spoke before.
+    std::srand(1);
+    cst_utterance* utterance = flite_synth_text(text.c_str(), voice);
+    if (!utterance) throw std::runtime_error("flite produced no audio");
+    if (segments) {
+        segments->clear();
+        for (cst_item* s = relation_head(utt_relation(utterance, "Segment")); s; s = item_next(s))
+            segments->push_back({item_feat_string(s, "name"), item_feat_float(s, "end")});
+    }
+    const cst_wave* wave = utt_wave(utterance);
+    if (!wave) {
+        delete_utterance(utterance);
+        throw std::runtime_error("flite produced no audio");
+    }
     audio::Waveform waveform;
     waveform.sample_rate = wave->sample_rate;
     const int channels = wave->num_channels > 0 ? wave->num_channels : 1;
@@ -66,12 +81,13 @@ audio::Waveform FliteSynthesizer::synthesize(const std::string& voice_name, cons
         for (int c = 0; c < channels; ++c) sum += wave->samples[i * channels + c];
         waveform.samples[i] = sum / (32768.0f * channels);
     }
-    delete_wave(wave);
+    delete_utterance(utterance);
     if (waveform.samples.empty()) throw std::runtime_error("flite produced no audio");
     return waveform;
 #else
     (void)text;
     (void)duration_stretch;
+    (void)segments;
     throw std::runtime_error("this build has no flite (install flite1-dev and rebuild): cannot speak with '" +
                              voice_name + "'");
 #endif

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "phone_alignment.h"
 #include "wav_file.h"
 
 struct cst_voice_struct;
@@ -20,8 +21,10 @@ class FliteSynthesizer {
 public:
     // Speaks `text` with durations stretched by `duration_stretch` (> 1 is
     // slower), at the voice's own sample rate. Throws std::runtime_error when
-    // the voice is unknown or flite produced no audio.
-    audio::Waveform synthesize(const std::string& voice, const std::string& text, double duration_stretch);
+    // the voice is unknown or flite produced no audio. `segments`, when
+    // given, receives where each phone ends (seconds of the returned audio).
+    audio::Waveform synthesize(const std::string& voice, const std::string& text, double duration_stretch,
+                               std::vector<PhoneSegment>* segments = nullptr);
 
 private:
     std::map<std::string, cst_voice_struct*> voices_;  // registered on first use, kept for the process's life

@@ -18,7 +18,7 @@ audio::Waveform change_playback_speed(const audio::Waveform& synthesized, double
     return output;
 }
 
-audio::Waveform trim_silence(const audio::Waveform& waveform, double margin_seconds, double threshold_db) {
+SampleRange silence_trim_range(const audio::Waveform& waveform, double margin_seconds, double threshold_db) {
     const size_t frame = std::max<size_t>(1, static_cast<size_t>(waveform.sample_rate / 100));
     const size_t frames = waveform.samples.size() / frame + (waveform.samples.size() % frame ? 1 : 0);
     std::vector<double> level(frames, 0.0);
@@ -30,10 +30,8 @@ audio::Waveform trim_silence(const audio::Waveform& waveform, double margin_seco
         level[f] = std::sqrt(energy / static_cast<double>(end - begin));
         loudest = std::max(loudest, level[f]);
     }
-    audio::Waveform trimmed;
-    trimmed.sample_rate = waveform.sample_rate;
     // Below about -90 dBFS there is nothing to keep.
-    if (loudest < 3e-5) return trimmed;
+    if (loudest < 3e-5) return {};
     const double threshold = loudest * std::pow(10.0, threshold_db / 20.0);
     size_t first = 0, last = frames - 1;
     while (first < frames && level[first] < threshold) ++first;
@@ -41,8 +39,15 @@ audio::Waveform trim_silence(const audio::Waveform& waveform, double margin_seco
     const auto margin = static_cast<size_t>(margin_seconds * waveform.sample_rate);
     const size_t begin = first * frame > margin ? first * frame - margin : 0;
     const size_t end = std::min(waveform.samples.size(), (last + 1) * frame + margin);
-    trimmed.samples.assign(waveform.samples.begin() + static_cast<std::ptrdiff_t>(begin),
-                           waveform.samples.begin() + static_cast<std::ptrdiff_t>(end));
+    return {begin, end};
+}
+
+audio::Waveform trim_silence(const audio::Waveform& waveform, double margin_seconds, double threshold_db) {
+    const SampleRange kept = silence_trim_range(waveform, margin_seconds, threshold_db);
+    audio::Waveform trimmed;
+    trimmed.sample_rate = waveform.sample_rate;
+    trimmed.samples.assign(waveform.samples.begin() + static_cast<std::ptrdiff_t>(kept.begin),
+                           waveform.samples.begin() + static_cast<std::ptrdiff_t>(kept.end));
     return trimmed;
 }
 

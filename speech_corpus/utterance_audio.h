@@ -2,6 +2,7 @@
 // What happens to a synthesizer's output before it enters the corpus: the
 // playback-speed change of the variation, the conversion to the corpus's
 // sample rate, and trimming of leading and trailing silence.
+#include <cstddef>
 #include <optional>
 #include <string>
 
@@ -15,6 +16,14 @@ constexpr int corpus_sample_rate = 16000;
 // all scale by it) and resamples to `output_rate`, in one resampling: the
 // signal is read as if recorded at rate * speed.
 audio::Waveform change_playback_speed(const audio::Waveform& synthesized, double playback_speed, int output_rate);
+
+struct SampleRange {
+    size_t begin = 0, end = 0;  // [begin, end); empty for all-silent audio
+};
+
+// The samples trim_silence keeps.
+SampleRange silence_trim_range(const audio::Waveform& waveform, double margin_seconds = 0.1,
+                               double threshold_db = -45.0);
 
 // Cuts silence at both ends, keeping `margin_seconds` before the first and
 // after the last 10 ms frame whose RMS level is within `threshold_db` of the

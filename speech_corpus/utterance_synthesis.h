@@ -1,5 +1,6 @@
 #pragma once
-// Speaks planned utterances and writes their corpus WAV files: the voice's
+// Speaks planned utterances and writes their corpus WAV files and phone
+// alignments (phone_alignment.h): the voice's
 // synthesizer with the variation's duration stretch, then the playback-speed
 // change, 16 kHz and silence trimming (utterance_audio.h). Holds flite's
 // voices, so one instance belongs to one thread (a worker process).
@@ -28,7 +29,8 @@ public:
                     const std::function<void(size_t, const UtteranceOutcome&)>& report);
 
 private:
-    UtteranceOutcome write_corpus_audio(const PlannedUtterance& utterance, const audio::Waveform& synthesized);
+    UtteranceOutcome write_corpus_audio(const PlannedUtterance& utterance, const audio::Waveform& synthesized,
+                                        const std::vector<PhoneSegment>& segments);
 
     std::string work_directory_;
     FliteSynthesizer flite_;

@@ -33,6 +33,7 @@ std::string SpeechTokenLayout::to_json() const {
     j["audio_token_count"] = audio_token_count;
     j["audio_start_token"] = audio_start_token;
     j["end_token"] = end_token;
+    if (phone_markers) j["phone_markers"] = true;
     j["vocab_size"] = vocab_size();
     return j.dump(2);
 }
@@ -47,6 +48,7 @@ SpeechTokenLayout SpeechTokenLayout::from_json(const std::string& text, const st
         layout.audio_token_count = j.at("audio_token_count").get<int64_t>();
         layout.audio_start_token = j.at("audio_start_token").get<int64_t>();
         layout.end_token = j.at("end_token").get<int64_t>();
+        layout.phone_markers = j.value("phone_markers", false);
         return layout;
     } catch (const nlohmann::json::exception& error) {
         throw std::runtime_error(where + ": token layout: " + error.what());
@@ -75,6 +77,21 @@ std::vector<VoicePromptChoice> choose_voice_prompts(const std::vector<EncodedUtt
     return choices;
 }
 
+std::vector<PhoneMarker> place_phone_markers(const std::vector<int32_t>& phone_ids,
+                                             const std::vector<double>& phone_ends, int64_t frames,
+                                             double frame_rate) {
+    if (phone_ids.size() != phone_ends.size()) throw std::invalid_argument("one end time per phone");
+    if (!(frame_rate > 0)) throw std::invalid_argument("the frame rate must be positive");
+    std::vector<PhoneMarker> markers;
+    int64_t frame = 0;
+    for (size_t k = 0; k < phone_ids.size(); ++k) {
+        markers.push_back({frame, phone_ids[k]});
+        const bool last = k + 1 == phone_ids.size();
+        while (frame < frames && (last || static_cast<double>(frame) / frame_rate < phone_ends[k])) ++frame;
+    }
+    return markers;
+}
+
 std::vector<TokenSequence> make_speech_sequences(const std::vector<EncodedUtterance>& utterances,
                                                  const std::vector<VoicePromptChoice>& prompts,
                                                  const SpeechTokenLayout& layout) {
@@ -97,12 +114,27 @@ std::vector<TokenSequence> make_speech_sequences(const std::vector<EncodedUttera
             tokens.push_back(static_cast<int32_t>(layout.audio_token_offset + prompt_codes[static_cast<size_t>(k)]));
         tokens.push_back(static_cast<int32_t>(layout.audio_start_token));
         sequence.prompt_length = static_cast<int64_t>(tokens.size());
-        for (int32_t code : utterances[i].codes) {
+        const auto& codes = utterances[i].codes;
+        const auto& markers = utterances[i].markers;
+        size_t next_marker = 0;
+        const auto place_markers_before = [&](int64_t frame) {
+            for (; next_marker < markers.size() && markers[next_marker].frame <= frame; ++next_marker) {
+                const int32_t id = markers[next_marker].text_id;
+                if (id < 0 || id >= layout.text_token_count)
+                    throw std::out_of_range("utterance " + utterances[i].id + ": phone marker " + std::to_string(id) +
+                                            " outside the layout's " + std::to_string(layout.text_token_count));
+                tokens.push_back(static_cast<int32_t>(layout.text_token_offset + id));
+            }
+        };
+        for (size_t f = 0; f < codes.size(); ++f) {
+            place_markers_before(static_cast<int64_t>(f));
+            const int32_t code = codes[f];
             if (code < 0 || code >= layout.audio_token_count)
                 throw std::out_of_range("utterance " + utterances[i].id + ": code " + std::to_string(code) +
                                         " outside the layout's " + std::to_string(layout.audio_token_count));
             tokens.push_back(static_cast<int32_t>(layout.audio_token_offset + code));
         }
+        place_markers_before(static_cast<int64_t>(codes.size()));
         tokens.push_back(static_cast<int32_t>(layout.end_token));
         sequences.push_back(std::move(sequence));
     }

@@ -21,6 +21,7 @@ struct SpeechTokenLayout {
     int64_t audio_token_count = 0;
     int64_t audio_start_token = 0;
     int64_t end_token = 0;
+    bool phone_markers = false;  // text ids also appear among the target's codes (PhoneMarker)
     int64_t vocab_size() const;
 
     // Text ids first, then codes, then the audio start and end tokens.
@@ -29,11 +30,29 @@ struct SpeechTokenLayout {
     static SpeechTokenLayout from_json(const std::string& text, const std::string& where);
 };
 
+// A phone marker: the text id of a phone, placed in the target's audio
+// before the first code the phone is spoken in (ELLA-V's interleaving of
+// phones with codes). The target then always has the phone it is speaking in
+// its recent history and emits the next one when the phone ends.
+struct PhoneMarker {
+    int64_t frame = 0;  // the marker goes before codes[frame]; == codes.size(): before the end
+    int32_t text_id = 0;
+};
+
 struct EncodedUtterance {
     std::string id, voice, variation;
     std::vector<int32_t> text_ids;  // frontend ids
     std::vector<int32_t> codes;     // one codebook
+    std::vector<PhoneMarker> markers;  // ascending frames; empty: codes only
 };
+
+// Markers from where each phone ends (seconds, ascending): frame f, centred at
+// f / frame_rate, belongs to the first phone that ends after it (the last
+// phone takes any frames beyond); a phone without frames still gets its
+// marker, right before the next phone's.
+std::vector<PhoneMarker> place_phone_markers(const std::vector<int32_t>& phone_ids,
+                                             const std::vector<double>& phone_ends, int64_t frames,
+                                             double frame_rate);
 
 struct VoicePromptChoice {
     size_t prompt_index = 0;  // into the utterances given
@@ -46,7 +65,8 @@ struct VoicePromptChoice {
 std::vector<VoicePromptChoice> choose_voice_prompts(const std::vector<EncodedUtterance>& utterances,
                                                     int64_t max_prompt_frames, uint64_t seed);
 
-// One sequence per utterance that has a voice prompt.
+// One sequence per utterance that has a voice prompt; the utterance's phone
+// markers (text ids) go between its target codes.
 std::vector<TokenSequence> make_speech_sequences(const std::vector<EncodedUtterance>& utterances,
                                                  const std::vector<VoicePromptChoice>& prompts,
                                                  const SpeechTokenLayout& layout);

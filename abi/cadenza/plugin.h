@@ -34,7 +34,7 @@ extern "C" {
 #endif
 
 #define CDZ_PLUGIN_ABI_MAJOR 0
-#define CDZ_PLUGIN_ABI_MINOR 1
+#define CDZ_PLUGIN_ABI_MINOR 2
 #define CDZ_PLUGIN_ENTRY_SYMBOL "cdz_plugin_entry"
 
 #if defined(_WIN32)
@@ -259,6 +259,10 @@ typedef struct cdz_backbone_info {
     int32_t audio_start_token; /* placed after the text; -1: none */
     int32_t end_token;         /* ends the audio; -1: none */
     int64_t weight_bytes;      /* parameters' size, for bandwidth figures; 0: unknown */
+    /* Added in ABI 0.2. Nonzero: the backbone also emits text ids among the
+     * audio tokens (phone markers: the phone spoken next); they carry no
+     * audio and the engine passes over them. */
+    int32_t phone_markers;
 } cdz_backbone_info;
 
 typedef struct cdz_backbone_output {

@@ -38,6 +38,8 @@ const cdz_param_spec params[] = {
     {"audio_token_count", CDZ_PARAM_INT, nullptr, 1, 1, 2147483647, nullptr, "codec codes (LLaSA: 65536)"},
     {"audio_start_token", CDZ_PARAM_INT, "-1", 1, -1, 2147483647, nullptr, "placed after the text; -1: none"},
     {"end_token", CDZ_PARAM_INT, "-1", 1, -1, 2147483647, nullptr, "ends the audio (LLaSA: 128261); -1: none"},
+    {"phone_markers", CDZ_PARAM_BOOL, "false", 0, 0.0, 0.0, nullptr,
+     "the model also emits text ids among its audio tokens (a target trained with `corpus tts --phone-markers`)"},
     {"threads", CDZ_PARAM_INT, "0", 1, 0, 1024, nullptr, "intra-op threads; 0: one per core"},
     {"max_positions", CDZ_PARAM_INT, "0", 1, 0, 1048576, nullptr,
      "longest sequence; 0: the config's max_position_embeddings"},
@@ -88,6 +90,12 @@ int64_t get_int(const cdz_params* params, const char* key) {
     return value;
 }
 
+bool get_bool(const cdz_params* params, const char* key) {
+    int value = 0;
+    throw_if_error(host->params_get_bool(params, key, &value));
+    return value != 0;
+}
+
 std::string get_string(const cdz_params* params, const char* key) {
     const char* value = nullptr;
     throw_if_error(host->params_get_string(params, key, &value));
@@ -122,6 +130,7 @@ cdz_status* create(const cdz_instance_args* args, void** out_ctx) {
         info.audio_start_token = static_cast<int32_t>(get_int(args->params, "audio_start_token"));
         info.end_token = static_cast<int32_t>(get_int(args->params, "end_token"));
         info.weight_bytes = weights.byte_size();
+        info.phone_markers = get_bool(args->params, "phone_markers") ? 1 : 0;
         auto within = [&](int64_t first, int64_t count, const char* what) {
             if (first + count > config.vocab_size)
                 throw Error(CDZ_STATUS_INVALID_CONFIG, std::string(what) + " range [" + std::to_string(first) + ", " +

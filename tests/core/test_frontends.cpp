@@ -55,6 +55,18 @@ private:
 
 const std::string chars = "plugin = \"frontend.chars\"\nvocabulary = \"../models/frontend/english_chars.vocab\"\n";
 const std::string espeak = "plugin = \"frontend.espeak\"\nvocabulary = \"../models/frontend/ipa.vocab\"\n";
+const std::string flite = "plugin = \"frontend.flite\"\nvocabulary = \"../models/frontend/cmu_phones.vocab\"\n";
+
+// The phones with spaces between them, boundaries left out.
+std::string phones_of(Frontend& frontend, const std::vector<int32_t>& ids) {
+    std::string text;
+    for (int32_t id : ids) {
+        const std::string phone = frontend.spell({id});
+        if (phone.empty()) continue;
+        text += (text.empty() ? "" : " ") + phone;
+    }
+    return text;
+}
 
 TEST(FrontendChars, NormalizesAndMapsEachCharacter) {
     Frontend frontend(chars);
@@ -119,6 +131,42 @@ TEST(FrontendEspeak, AnUnknownVoiceIsAnErrorNamingIt) {
         FAIL() << "an unknown voice must be refused";
     } catch (const Error& e) {
         EXPECT_NE(std::string(e.what()).find("xx-nonsense"), std::string::npos) << e.what();
+    }
+}
+
+TEST(FrontendFlite, GivesTheCmuPhonesTheCorpusVoicesSpeak) {
+    Frontend frontend(flite);
+    const auto ids = frontend.encode("Hello, world.");
+    const cdz_frontend_info info = frontend.info();
+    ASSERT_GE(ids.size(), 2u);
+    EXPECT_EQ(ids.front(), info.bos_id);
+    EXPECT_EQ(ids.back(), info.eos_id);
+    // flite's lexicon, a pause at each end and one at the comma.
+    EXPECT_EQ(phones_of(frontend, ids), "pau hh ax l ow pau w er l d pau");
+    EXPECT_EQ(phones_of(frontend, frontend.encode("It costs 12 dollars")),
+              "pau ih t k aa s t s t w eh l v d aa l er z pau");
+}
+
+TEST(FrontendFlite, WithoutBoundariesTheIdsAreThePhonesAlone) {
+    Frontend frontend(flite + "add_boundaries = false\n");
+    const auto ids = frontend.encode("no");
+    EXPECT_EQ(phones_of(frontend, ids), "pau n ow pau");
+    EXPECT_EQ(ids.size(), 4u);
+    EXPECT_EQ(frontend.info().bos_id, -1);
+}
+
+TEST(FrontendFlite, APhoneMissingFromTheVocabularyIsSkippedOrRefusedAsConfigured) {
+    const auto vocabulary = test::write_file(test::fresh_directory("flite_vocabulary"), "small.vocab",
+                                             "<pad>\n<bos>\n<eos>\n<unk>\npau\nn\n");
+    const std::string table = "plugin = \"frontend.flite\"\nvocabulary = \"" + vocabulary.string() + "\"\n";
+    Frontend skipping(table);
+    EXPECT_EQ(phones_of(skipping, skipping.encode("no")), "pau n <unk> pau");
+    Frontend refusing(table + "on_unknown = \"error\"\n");
+    try {
+        refusing.encode("no");
+        FAIL() << "an unknown phone must be refused under on_unknown = \"error\"";
+    } catch (const Error& e) {
+        EXPECT_NE(std::string(e.what()).find("phone 'ow'"), std::string::npos) << e.what();
     }
 }
 

@@ -7,6 +7,7 @@
 // committed path into it without recomputing: a wrong compaction shows up as
 // different logits than evaluating the sequence from scratch.
 #include <cmath>
+#include <cstddef>
 #include <cstring>
 #include <exception>
 #include <memory>
@@ -31,10 +32,12 @@ const cdz_param_spec params[] = {
     {"weight_megabytes", CDZ_PARAM_FLOAT, "0.0", 1, 0, 4096, nullptr,
      "weights streamed per forward pass, to cost like a memory-bound model (benchmarks)"},
     {"seed", CDZ_PARAM_INT, "7", 1, 0, 1e9, nullptr, "seed of the logit table"},
+    {"phone_markers", CDZ_PARAM_BOOL, "false", 0, 0, 0, nullptr, "text ids may come among the audio: [text][audio][start][end]"},
 };
 
 struct Model {
     int64_t text_tokens, audio_tokens, hidden_size, end_after;
+    int phone_markers;
     double context_weight;
     int64_t vocab;
     int32_t audio_start, end_token;
@@ -97,11 +100,12 @@ cdz_status* create(const cdz_instance_args* args, void** out_ctx) {
             (status = host->params_get_float(args->params, "sharpness", &sharpness)) ||
             (status = host->params_get_float(args->params, "context_weight", &m->context_weight)) ||
             (status = host->params_get_int(args->params, "seed", &seed)) ||
+            (status = host->params_get_bool(args->params, "phone_markers", &m->phone_markers)) ||
             (status = host->params_get_float(args->params, "weight_megabytes", &weight_megabytes))) {
             delete m;
             return status;
         }
-        const cadenza::test::MarkovLayout layout{m->text_tokens, m->audio_tokens};
+        const cadenza::test::MarkovLayout layout{m->text_tokens, m->audio_tokens, m->phone_markers != 0};
         m->audio_start = layout.audio_start();
         m->end_token = layout.end_token();
         m->audio_offset = layout.audio_offset();
@@ -123,6 +127,8 @@ cdz_status* get_info(void* ctx, cdz_backbone_info* out) {
     out->tokens_per_node = 1;
     out->text_token_offset = 0;
     out->text_token_count = m->text_tokens;
+    if (out->struct_size >= offsetof(cdz_backbone_info, phone_markers) + sizeof(out->phone_markers))
+        out->phone_markers = m->phone_markers;
     out->audio_token_offset = m->audio_offset;
     out->audio_token_count = m->audio_tokens;
     out->audio_start_token = m->audio_start;

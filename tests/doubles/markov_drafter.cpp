@@ -30,6 +30,7 @@ const cdz_param_spec params[] = {
     {"needs_hidden", CDZ_PARAM_BOOL, "false", 0, 0, 0, nullptr,
      "ask for the target's hidden state and check that it arrives"},
     {"hidden_size", CDZ_PARAM_INT, "8", 1, 1, 1024, nullptr, "the hidden width to expect"},
+    {"phone_markers", CDZ_PARAM_BOOL, "false", 0, 0, 0, nullptr, "as the backbone's: its vocabulary layout"},
     {"weight_megabytes", CDZ_PARAM_FLOAT, "0.0", 1, 0, 4096, nullptr,
      "weights streamed per draft level, to cost like a small model (benchmarks)"},
 };
@@ -58,7 +59,7 @@ cdz_status* create(const cdz_instance_args* args, void** out_ctx) {
         auto* d = new Drafter{};
         double sharpness = 0, noise = 0, weight_megabytes = 0;
         int64_t seed = 0;
-        int needs_hidden = 0;
+        int needs_hidden = 0, phone_markers = 0;
         cdz_status* status = nullptr;
         if ((status = host->params_get_int(args->params, "text_tokens", &d->layout.text_tokens)) ||
             (status = host->params_get_int(args->params, "audio_tokens", &d->layout.audio_tokens)) ||
@@ -70,11 +71,13 @@ cdz_status* create(const cdz_instance_args* args, void** out_ctx) {
             (status = host->params_get_int(args->params, "branching", &d->branching)) ||
             (status = host->params_get_bool(args->params, "needs_hidden", &needs_hidden)) ||
             (status = host->params_get_int(args->params, "hidden_size", &d->hidden_size)) ||
+            (status = host->params_get_bool(args->params, "phone_markers", &phone_markers)) ||
             (status = host->params_get_float(args->params, "weight_megabytes", &weight_megabytes))) {
             delete d;
             return status;
         }
         d->needs_hidden = needs_hidden != 0;
+        d->layout.audio_after_text = phone_markers != 0;
         d->table = cadenza::test::markov_table(d->layout, sharpness, seed, noise);
         d->rng = args->rng;
         d->weights = std::make_unique<cadenza::test::SimulatedWeights>(weight_megabytes);

@@ -1,6 +1,7 @@
 // The random next-token table shared by test.markov_backbone and
 // test.markov_drafter, and the vocabulary layout both use:
-// [text tokens][audio start][end][audio tokens].
+// [text tokens][audio start][end][audio tokens] (or, for phone markers,
+// [text tokens][audio tokens][audio start][end]).
 #pragma once
 
 #include <cstdint>
@@ -11,10 +12,15 @@ namespace cadenza::test {
 
 struct MarkovLayout {
     int64_t text_tokens = 0, audio_tokens = 0;
-    int32_t audio_start() const { return static_cast<int32_t>(text_tokens); }
+    // [text][audio][audio start][end] instead: text ids adjoin the audio, as
+    // a backbone with phone markers needs.
+    bool audio_after_text = false;
+    int32_t audio_start() const {
+        return static_cast<int32_t>(audio_after_text ? text_tokens + audio_tokens : text_tokens);
+    }
     int32_t end_token() const { return audio_start() + 1; }
-    int64_t audio_offset() const { return end_token() + 1; }
-    int64_t vocab() const { return audio_offset() + audio_tokens; }
+    int64_t audio_offset() const { return audio_after_text ? text_tokens : end_token() + 1; }
+    int64_t vocab() const { return audio_after_text ? end_token() + 1 : audio_offset() + audio_tokens; }
     bool is_audio(int32_t token) const { return token >= audio_offset() && token < audio_offset() + audio_tokens; }
 };
 

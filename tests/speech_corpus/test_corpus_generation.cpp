@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "phone_alignment.h"
 #include "speech_corpus_builder.h"
 #include "utterance_audio.h"
 #include "utterance_synthesis.h"
@@ -83,6 +84,21 @@ TEST_F(CorpusGeneration, VariationsScaleDurationByTheRateFactorOnly) {
         const audio::Waveform written = audio::read_waveform(planned[0].utterance.path);
         EXPECT_EQ(written.sample_rate, 16000);
         EXPECT_NEAR(written.duration_seconds(), seconds[0], 1e-9);
+        // Its phones: a pause at each end, in time order, ending with the file.
+        for (size_t v = 0; v < variations.size(); ++v) {
+            const auto phones = read_phone_alignment(phone_alignment_path(planned[v].utterance.path));
+            ASSERT_GE(phones.size(), 10u) << voice.name;
+            EXPECT_EQ(phones.front().phone, "pau") << voice.name;
+            EXPECT_EQ(phones.back().phone, "pau") << voice.name;
+            EXPECT_NEAR(phones.back().end_seconds, seconds[v], 0.12) << voice.name;
+            EXPECT_GT(phones[phones.size() / 2].end_seconds, 0.2 * seconds[v]) << voice.name;
+        }
+        // Speaking the first again after the others gives the same audio.
+        const audio::Waveform first = audio::read_waveform(planned[0].utterance.path);
+        synthesizer.synthesize({batch[0]}, [&](size_t, const UtteranceOutcome& outcome) {
+            EXPECT_EQ(outcome.error, "") << voice.name;
+        });
+        EXPECT_EQ(audio::read_waveform(planned[0].utterance.path).samples, first.samples) << voice.name;
     }
 }
 

@@ -67,6 +67,36 @@ TEST(SpeechTokenCorpus, SequencesFollowTheLayout) {
     EXPECT_EQ(round_trip.end_token, layout.end_token);
 }
 
+TEST(SpeechTokenCorpus, PhoneMarkersGoBeforeTheFirstFrameOfTheirPhone) {
+    // Frames at 0, 0.02, ... 0.10 s; phone 4 ends at 0.03 (frames 0, 1), phone
+    // 5 at 0.035 (no frame of its own), phone 6 at 0.08 (frames 2-3), phone 7
+    // (the last) takes frames 4-5 although it ends at 0.09.
+    const auto markers = place_phone_markers({4, 5, 6, 7}, {0.03, 0.035, 0.08, 0.09}, 6, 50.0);
+    ASSERT_EQ(markers.size(), 4u);
+    EXPECT_EQ(markers[0].frame, 0);
+    EXPECT_EQ(markers[1].frame, 2);
+    EXPECT_EQ(markers[2].frame, 2);
+    EXPECT_EQ(markers[3].frame, 4);
+    EXPECT_EQ(markers[3].text_id, 7);
+    EXPECT_THROW(place_phone_markers({4}, {}, 6, 50.0), std::invalid_argument);
+
+    auto list = utterances();
+    list[0].codes = {0, 1, 2, 3, 4, 5};
+    list[0].markers = markers;
+    list[0].markers.push_back({6, 8});  // a phone after the last frame: before the end token
+    auto layout = SpeechTokenLayout::packed(10, 100);
+    layout.phone_markers = true;
+    const auto sequences = make_speech_sequences(list, choose_voice_prompts(list, 16, 7), layout);
+    const auto& s = sequences[0];
+    const std::vector<int32_t> target(s.tokens.begin() + s.prompt_length, s.tokens.end());
+    EXPECT_EQ(target, (std::vector<int32_t>{4, 10, 11, 5, 6, 12, 13, 7, 14, 15, 8, 111}));
+    EXPECT_TRUE(SpeechTokenLayout::from_json(layout.to_json(), "test").phone_markers);
+    EXPECT_FALSE(SpeechTokenLayout::from_json(SpeechTokenLayout::packed(10, 100).to_json(), "test").phone_markers);
+
+    list[0].markers[1].text_id = 10;  // outside the 10 text ids
+    EXPECT_THROW(make_speech_sequences(list, choose_voice_prompts(list, 16, 7), layout), std::out_of_range);
+}
+
 TEST(SpeechTokenCorpus, RejectsIdsOutsideTheLayout) {
     auto list = utterances();
     list[0].codes[3] = 100;

@@ -1,0 +1,42 @@
+#include "flite_phonemizer.h"
+
+#include <mutex>
+
+#include <flite/flite.h>
+
+#include "frontend_common/frontend_error.h"
+
+extern "C" cst_voice* register_cmu_us_kal16(const char* voxdir);
+
+namespace cadenza::frontend::flite {
+namespace {
+
+std::mutex flite_mutex;
+
+cst_utterance* without_audio(cst_utterance* utterance) { return utterance; }
+
+cst_voice* phonemizer_voice() {
+    static cst_voice* voice = [] {
+        flite_init();
+        cst_voice* v = register_cmu_us_kal16(nullptr);
+        if (v) feat_set(v->features, "wave_synth_func", uttfunc_val(&without_audio));
+        return v;
+    }();
+    if (!voice) throw FrontendError(CDZ_STATUS_INTERNAL, "flite: cannot register the kal16 voice");
+    return voice;
+}
+
+}  // namespace
+
+std::vector<std::string> text_to_phones(const std::string& text) {
+    const std::lock_guard<std::mutex> lock(flite_mutex);
+    cst_utterance* utterance = flite_synth_text(text.c_str(), phonemizer_voice());
+    if (!utterance) throw FrontendError(CDZ_STATUS_INTERNAL, "flite could not analyse the text");
+    std::vector<std::string> phones;
+    if (cst_relation* segments = utt_relation(utterance, "Segment"))
+        for (cst_item* s = relation_head(segments); s; s = item_next(s)) phones.emplace_back(item_feat_string(s, "name"));
+    delete_utterance(utterance);
+    return phones;
+}
+
+}  // namespace cadenza::frontend::flite

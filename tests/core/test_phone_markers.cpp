@@ -1,0 +1,93 @@
+// A backbone with phone markers emits text ids among its audio tokens (the
+// phone it speaks next); the engine lets it, passes over them when it
+// collects frames, and bounds them. On the test doubles.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "engine.h"
+#include "pipeline_config.h"
+#include "test_fixtures.h"
+
+namespace cadenza {
+namespace {
+
+struct Synthesis {
+    std::vector<float> audio;
+    DecodingStats stats;
+    std::vector<int32_t> tokens;
+    size_t frames() const { return static_cast<size_t>(std::lround(stats.audio_seconds * 50.0)); }
+};
+
+Synthesis synthesize(bool phone_markers, int end_after, double seconds = 4.0, bool speculative = false,
+                     double temperature = 1.0) {
+    const std::string pipeline =
+        "[pipeline]\nseed = 3\nmax_audio_seconds = " + std::to_string(seconds) + "\n"
+        "[sampling]\ntemperature = " + std::to_string(temperature) + "\n"
+        "[frontend]\nplugin = \"frontend.chars\"\nvocabulary = \"models/frontend/english_chars.vocab\"\n"
+        "[codec]\nplugin = \"test.tone_codec\"\n"
+        "[backbone]\nplugin = \"test.markov_backbone\"\ntext_tokens = 80\naudio_tokens = 32\nend_after = " +
+        std::to_string(end_after) + "\nphone_markers = " + (phone_markers ? "true" : "false") + "\n" +
+        (speculative ? "[draft]\nplugin = \"test.markov_drafter\"\ntext_tokens = 80\naudio_tokens = 32\n"
+                       "phone_markers = true\nend_after = " + std::to_string(end_after) +
+                           "\nnoise = 0.5\ndepth = 3\nbranching = 2\n[acceptor]\nplugin = \"acceptor.exact\"\n"
+                     : std::string());
+    Engine engine(load_pipeline_config_string(pipeline, "markers.toml", test::source_dir(),
+                                              {{test::test_plugin_dir("doubles"), "test", true}}));
+    SynthesisRequest request;
+    request.text = "Marked phones.";
+    Synthesis result;
+    request.on_token = [&](int32_t token) { result.tokens.push_back(token); };
+    result.audio = engine.synthesize(request);
+    result.stats = engine.stats();
+    return result;
+}
+
+TEST(PhoneMarkers, AreEmittedAmongTheAudioAndCarryNoAudio) {
+    const Synthesis marked = synthesize(true, 40);
+    ASSERT_FALSE(marked.audio.empty());
+    EXPECT_EQ(marked.audio.size(), marked.frames() * 320);  // the tone codec: 320 samples per frame
+    // Every emitted token but the end is a frame or a marker.
+    EXPECT_GT(marked.stats.tokens_generated(), static_cast<int64_t>(marked.frames()) + 1);
+    EXPECT_EQ(synthesize(true, 40).audio, marked.audio);  // a seed repeats
+
+    const Synthesis plain = synthesize(false, 40);
+    EXPECT_EQ(plain.stats.tokens_generated(), static_cast<int64_t>(plain.frames()) + 1);  // frames and the end
+}
+
+// The markers emitted, in order.
+std::vector<int32_t> markers_of(const Synthesis& synthesis) {
+    std::vector<int32_t> markers;
+    for (int32_t token : synthesis.tokens)
+        if (token < 80) markers.push_back(token);
+    return markers;
+}
+
+TEST(PhoneMarkers, FollowTheTextInOrder) {
+    // frontend.chars: "Marked phones." is <bos> m a r k e d <space> p h o n e s . <eos>; the
+    // double, left to itself, would emit text ids at random.
+    // One text id of 80 is allowed at a time, so markers are rare: a long synthesis.
+    const Synthesis marked = synthesize(true, 300, 8.0);
+    const std::vector<int32_t> markers = markers_of(marked);
+    ASSERT_GE(markers.size(), 3u);
+    const std::vector<int32_t> text = {17, 5, 22, 15, 9, 8, 4, 20, 12, 19, 18, 9, 23, 42};
+    ASSERT_LE(markers.size(), text.size());
+    EXPECT_EQ(markers, std::vector<int32_t>(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(markers.size())));
+    // Greedy speculative decoding with exact acceptance emits what greedy
+    // decoding emits: the drafts' wrong markers are rejected.
+    const Synthesis greedy = synthesize(true, 300, 8.0, false, 0.0);
+    EXPECT_GE(markers_of(greedy).size(), 2u);
+    EXPECT_EQ(synthesize(true, 300, 8.0, true, 0.0).tokens, greedy.tokens);
+}
+
+TEST(PhoneMarkers, AreBoundedByTheText) {
+    // A model that never ends: the frames stop at max_audio_seconds, the
+    // markers at one per text symbol plus 16.
+    const Synthesis endless = synthesize(true, 100000, 1.0);
+    EXPECT_LE(endless.frames(), 50u);
+    const int64_t text_ids = 14 + 2;  // "Marked phones." with <bos> and <eos>
+    EXPECT_LE(endless.stats.tokens_generated(), 50 + text_ids + 16);
+}
+
+}  // namespace
+}  // namespace cadenza
