@@ -108,4 +108,12 @@ int32_t Vocabulary::find_code_point(char32_t code_point) const {
     return found == code_point_ids_.end() ? -1 : found->second;
 }
 
+const std::string& Vocabulary::checked_symbol(int32_t id) const {
+    if (id < 0 || id >= size())
+        throw FrontendError(CDZ_STATUS_INVALID_ARGUMENT, "token id " + std::to_string(id) +
+                                                             " is outside the vocabulary (size " +
+                                                             std::to_string(size()) + ")");
+    return symbol(id);
+}
+
 }  // namespace cadenza::frontend

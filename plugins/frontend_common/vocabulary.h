@@ -27,6 +27,9 @@ public:
     // The line as written in the file ("a", "<space>", "<eos>").
     const std::string& symbol(int32_t id) const { return symbols_.at(static_cast<size_t>(id)); }
 
+    // symbol(id), or FrontendError(INVALID_ARGUMENT) naming an id outside the vocabulary.
+    const std::string& checked_symbol(int32_t id) const;
+
     // The id of a symbol as written in the file, or -1.
     int32_t find(std::string_view symbol) const;
 

@@ -102,11 +102,7 @@ cdz_status* token_symbol(void* ctx, int32_t id, const char** out_symbol) noexcep
     return guarded(g_host, [&] {
         const FliteFrontend& frontend = frontend_of(ctx);
         if (!out_symbol) throw FrontendError(CDZ_STATUS_INVALID_ARGUMENT, "out_symbol is NULL");
-        if (id < 0 || id >= frontend.vocabulary.size())
-            throw FrontendError(CDZ_STATUS_INVALID_ARGUMENT,
-                                "token id " + std::to_string(id) + " is outside the vocabulary (size " +
-                                    std::to_string(frontend.vocabulary.size()) + ")");
-        *out_symbol = frontend.vocabulary.symbol(id).c_str();
+        *out_symbol = frontend.vocabulary.checked_symbol(id).c_str();
     });
 }
 
