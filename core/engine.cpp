@@ -197,12 +197,16 @@ std::vector<float> Engine::synthesize(const SynthesisRequest& request) {
     throw_if_error(frontend.encode(s.frontend->context(), request.text.c_str(), text_ids.out()), s.frontend->name());
     const auto text_shape = text_ids.expect(kDLInt, 32, 1, s.frontend->name() + ": encode");
     std::vector<int32_t> sequence;
+    // The markers a target with phone markers must place, in order: the text's ids but its boundaries.
+    std::vector<int32_t> phone_sequence;
     for (int64_t i = 0; i < text_shape[0]; ++i) {
         const int32_t id = text_ids.data<int32_t>()[i];
         if (id < 0 || id >= info.text_token_count)
             throw Error(CDZ_STATUS_INTERNAL, s.frontend->name() + ": produced id " + std::to_string(id) +
                                                  " outside the backbone's text range");
         sequence.push_back(static_cast<int32_t>(info.text_token_offset + id));
+        if (info.phone_markers && id != s.frontend_info.bos_id && id != s.frontend_info.eos_id)
+            phone_sequence.push_back(sequence.back());
     }
     if (info.audio_start_token >= 0) sequence.push_back(info.audio_start_token);
     // A voice prompt follows as audio tokens and is closed by a second audio
@@ -242,14 +246,6 @@ std::vector<float> Engine::synthesize(const SynthesisRequest& request) {
                         " positions; shorten the text or max_audio_seconds");
 
     const cdz_sampling sampling = restrict_sampling_to_audio(config_.sampling, info);
-    // The markers a target with phone markers must place, in order: the text's ids but its boundaries.
-    std::vector<int32_t> phone_sequence;
-    if (info.phone_markers)
-        for (int64_t i = 0; i < text_shape[0]; ++i) {
-            const int32_t id = text_ids.data<int32_t>()[i];
-            if (id != s.frontend_info.bos_id && id != s.frontend_info.eos_id)
-                phone_sequence.push_back(static_cast<int32_t>(info.text_token_offset + id));
-        }
     DecodingLoop loop(s, sampling, config_.guidance_scale, stats_, std::move(sequence), capacity,
                       std::move(phone_sequence));
 

@@ -42,13 +42,16 @@ SampleRange silence_trim_range(const audio::Waveform& waveform, double margin_se
     return {begin, end};
 }
 
+audio::Waveform samples_in(const audio::Waveform& waveform, SampleRange range) {
+    audio::Waveform part;
+    part.sample_rate = waveform.sample_rate;
+    part.samples.assign(waveform.samples.begin() + static_cast<std::ptrdiff_t>(range.begin),
+                        waveform.samples.begin() + static_cast<std::ptrdiff_t>(range.end));
+    return part;
+}
+
 audio::Waveform trim_silence(const audio::Waveform& waveform, double margin_seconds, double threshold_db) {
-    const SampleRange kept = silence_trim_range(waveform, margin_seconds, threshold_db);
-    audio::Waveform trimmed;
-    trimmed.sample_rate = waveform.sample_rate;
-    trimmed.samples.assign(waveform.samples.begin() + static_cast<std::ptrdiff_t>(kept.begin),
-                           waveform.samples.begin() + static_cast<std::ptrdiff_t>(kept.end));
-    return trimmed;
+    return samples_in(waveform, silence_trim_range(waveform, margin_seconds, threshold_db));
 }
 
 std::optional<double> probe_corpus_wav(const std::string& path, int sample_rate) {

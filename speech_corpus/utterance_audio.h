@@ -25,6 +25,9 @@ struct SampleRange {
 SampleRange silence_trim_range(const audio::Waveform& waveform, double margin_seconds = 0.1,
                                double threshold_db = -45.0);
 
+// The samples of `waveform` in `range`, at its rate.
+audio::Waveform samples_in(const audio::Waveform& waveform, SampleRange range);
+
 // Cuts silence at both ends, keeping `margin_seconds` before the first and
 // after the last 10 ms frame whose RMS level is within `threshold_db` of the
 // loudest frame's. All-silent audio comes back empty.

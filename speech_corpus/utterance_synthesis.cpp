@@ -23,10 +23,7 @@ UtteranceOutcome UtteranceSynthesizer::write_corpus_audio(const PlannedUtterance
         outcome.error = "the synthesizer produced only silence";
         return outcome;
     }
-    audio::Waveform trimmed;
-    trimmed.sample_rate = played.sample_rate;
-    trimmed.samples.assign(played.samples.begin() + static_cast<std::ptrdiff_t>(kept.begin),
-                           played.samples.begin() + static_cast<std::ptrdiff_t>(kept.end));
+    const audio::Waveform trimmed = samples_in(played, kept);
     if (segments.empty()) {
         outcome.error = "the synthesizer reported no phones";
         return outcome;
