@@ -60,7 +60,7 @@ std::vector<int32_t> null_text_of(std::vector<int32_t> prompt, const cdz_backbon
 
 DecodingLoop::DecodingLoop(EngineStages& stages, const cdz_sampling& sampling, double guidance_scale,
                            DecodingStats& stats, std::vector<int32_t> prompt, int64_t capacity,
-                           std::vector<int32_t> phone_sequence)
+                           PhoneMarkerRule markers)
     : stages_(stages),
       backbone_(stages.backbone->vtable<cdz_backbone_vtable>()),
       sampling_(sampling),
@@ -70,7 +70,7 @@ DecodingLoop::DecodingLoop(EngineStages& stages, const cdz_sampling& sampling, d
       vocab_(stages.backbone_info.vocab_size),
       guidance_scale_(guidance_scale),
       sequence_(std::move(prompt)),
-      phone_sequence_(std::move(phone_sequence)) {
+      markers_(std::move(markers)) {
     session_ = create_session(*stages.backbone, backbone_.session_create, backbone_.session_destroy, capacity);
     if (guidance_scale_ != 1.0) {
         if (stages.backbone_info.text_token_count <= 0)
@@ -127,7 +127,7 @@ void DecodingLoop::evaluate(size_t end, const cdz_token_tree* draft) {
             tokens[i] = null_text_prompt_[evaluated_ + i];
         guide(tree);
     }
-    if (!phone_sequence_.empty()) constrain_markers(draft);
+    if (!markers_.phones.empty()) constrain_markers(draft);
     if (want_hidden_) {
         const auto hidden_shape = hidden.expect(kDLFloat, 32, 2, name + ": hidden states");
         if (hidden_shape[0] != tree.node_count || hidden_shape[1] != stages_.backbone_info.hidden_size)
@@ -156,16 +156,21 @@ void DecodingLoop::guide(const cdz_token_tree& tree) {
 void DecodingLoop::constrain_markers(const cdz_token_tree* draft) {
     const cdz_backbone_info& info = stages_.backbone_info;
     const int32_t nodes = draft ? draft->node_count : 0;
-    // Markers on the path to each row: row 0 follows the committed sequence,
-    // row 1 + i draft node i.
+    // Markers and frames since the last marker on the path to each row: row
+    // 0 follows the committed sequence, row 1 + i draft node i.
     std::vector<size_t> markers(static_cast<size_t>(nodes) + 1, markers_emitted_);
+    std::vector<int64_t> frames(static_cast<size_t>(nodes) + 1, frames_since_marker_);
     for (int32_t i = 0; i < nodes; ++i) {
-        const int32_t parent = draft->parents[i];
-        markers[static_cast<size_t>(i) + 1] =
-            markers[static_cast<size_t>(parent + 1)] + (is_phone_marker(info, draft->tokens[i]) ? 1 : 0);
+        const auto row = static_cast<size_t>(i) + 1, parent_row = static_cast<size_t>(draft->parents[i] + 1);
+        const bool marker = is_phone_marker(info, draft->tokens[i]);
+        markers[row] = markers[parent_row] + (marker ? 1 : 0);
+        frames[row] = marker ? 0 : frames[parent_row] + (is_audio_token(info, draft->tokens[i]) ? 1 : 0);
     }
     const auto text_begin = static_cast<size_t>(info.text_token_offset);
     const auto text_end = text_begin + static_cast<size_t>(info.text_token_count);
+    const auto audio_begin = static_cast<size_t>(info.audio_token_offset);
+    const auto audio_end = audio_begin + static_cast<size_t>(info.audio_token_count);
+    constexpr float masked = -std::numeric_limits<float>::infinity();
     for (size_t row = 0; row < markers.size(); ++row) {
         float* logits = logits_.data() + row * static_cast<size_t>(vocab_);
         // The target's probability of a marker here is that a phone ends;
@@ -174,9 +179,20 @@ void DecodingLoop::constrain_markers(const cdz_token_tree* draft) {
         const float largest = *std::max_element(logits + text_begin, logits + text_end);
         double mass = 0.0;
         for (size_t id = text_begin; id < text_end; ++id) mass += std::exp(static_cast<double>(logits[id] - largest));
-        for (size_t id = text_begin; id < text_end; ++id) logits[id] = -std::numeric_limits<float>::infinity();
-        if (markers[row] < phone_sequence_.size() && std::isfinite(largest))
-            logits[phone_sequence_[markers[row]]] = largest + static_cast<float>(std::log(mass));
+        std::fill(logits + text_begin, logits + text_end, masked);
+        const bool phones_left = markers[row] < markers_.phones.size();
+        if (phones_left && std::isfinite(largest))
+            logits[markers_.phones[markers[row]]] = largest + static_cast<float>(std::log(mass));
+        if (markers_.max_phone_frames > 0 && frames[row] >= markers_.max_phone_frames) {
+            std::fill(logits + audio_begin, logits + audio_end, masked);
+            // What is left gets all the mass, whatever the target gave it.
+            if (phones_left) {
+                logits[markers_.phones[markers[row]]] = 0.0f;
+                if (info.end_token >= 0) logits[info.end_token] = masked;
+            } else if (info.end_token >= 0) {
+                logits[info.end_token] = 0.0f;
+            }
+        }
     }
 }
 
@@ -299,7 +315,14 @@ StepResult DecodingLoop::step() {
     step.accepted_drafts = result.accepted_count;
     step.tree_depth = tree ? tree_depth(*tree) : 0;
     sequence_.insert(sequence_.end(), step.emitted.begin(), step.emitted.end());
-    for (int32_t token : step.emitted) markers_emitted_ += is_phone_marker(stages_.backbone_info, token) ? 1 : 0;
+    for (int32_t token : step.emitted) {
+        if (is_phone_marker(stages_.backbone_info, token)) {
+            ++markers_emitted_;
+            frames_since_marker_ = 0;
+        } else if (is_audio_token(stages_.backbone_info, token)) {
+            ++frames_since_marker_;
+        }
+    }
     if (spdlog::should_log(spdlog::level::trace)) {
         std::string drafted, kept;
         for (int32_t i = 0; i < nodes; ++i)

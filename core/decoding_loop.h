@@ -18,6 +18,13 @@
 
 namespace cadenza {
 
+// How the markers of a target with phone markers follow the text (ELLA-V's
+// inference).
+struct PhoneMarkerRule {
+    std::vector<int32_t> phones;   // the text's phones as backbone ids, in order; empty: no rule
+    int64_t max_phone_frames = 0;  // a phone that has lasted this many frames ends; 0: no limit
+};
+
 struct StepResult {
     std::vector<int32_t> emitted;  // tokens to append, in order
     int32_t accepted_drafts = 0;   // accepted drafts among them (verifying acceptors)
@@ -32,13 +39,14 @@ public:
     // With guidance_scale != 1 a second backbone session decodes the same
     // tokens after the null text (text_dropout.h in training/), and every
     // row of logits becomes null + scale * (text - null).
-    // With `phone_sequence` (a backbone with phone markers: the text's
-    // phones as backbone ids), the markers follow the text (ELLA-V's
-    // inference): the target decides where a phone ends (the mass of all
-    // text ids), the text which phone comes next, so a phone is never
-    // skipped or repeated; after the last one no marker is allowed.
+    // With `markers.phones` (a backbone with phone markers), the markers
+    // follow the text: the target decides where a phone ends (the mass of
+    // all text ids), the text which phone comes next, so a phone is never
+    // skipped or repeated; after the last one no marker is allowed. A phone
+    // that reaches max_phone_frames is ended by force: the next marker, or
+    // after the last phone the end token, is all that may come.
     DecodingLoop(EngineStages& stages, const cdz_sampling& sampling, double guidance_scale, DecodingStats& stats,
-                 std::vector<int32_t> prompt, int64_t capacity, std::vector<int32_t> phone_sequence = {});
+                 std::vector<int32_t> prompt, int64_t capacity, PhoneMarkerRule markers = {});
 
     // One step. The emitted tokens are appended to the sequence.
     StepResult step();
@@ -52,7 +60,8 @@ private:
     void evaluate(size_t end, const cdz_token_tree* draft);
     // The null-text session's logits for the same tree, folded into logits_.
     void guide(const cdz_token_tree& tree);
-    // Gives each row's text-id mass to the next phone of its path, masks the rest.
+    // Gives each row's text-id mass to the next phone of its path, masks the
+    // rest, and ends phones that have lasted too long.
     void constrain_markers(const cdz_token_tree* draft);
     // Commits the evaluated chain and the draft nodes of `accepted` (node
     // indices into the draft) and keeps the hidden state of the last one.
@@ -73,8 +82,9 @@ private:
     std::unique_ptr<PluginSession> session_, draft_session_, null_text_session_;
     std::vector<int32_t> sequence_;
     std::vector<int32_t> null_text_prompt_;  // the prompt with its text nulled, when guiding
-    std::vector<int32_t> phone_sequence_;    // the markers to come, in order; empty: no constraint
+    const PhoneMarkerRule markers_;
     size_t markers_emitted_ = 0;
+    int64_t frames_since_marker_ = 0;  // audio frames emitted since the last marker
     size_t evaluated_ = 0;       // tokens of sequence_ in the backbone's cache
     size_t pending_ = 0;         // tokens of the last evaluation before its draft
     std::vector<float> logits_;  // [1 + draft nodes, vocab] from the last evaluation

@@ -88,6 +88,9 @@ Engine::Engine(PipelineConfig config) : config_(std::move(config)), stages_(std:
             throw Error(CDZ_STATUS_INVALID_CONFIG, context(*s.backbone) +
                                                        ": phone_markers needs the text and audio token ranges to adjoin");
     }
+    if (config_.max_phone_seconds > 0 && !(s.backbone && s.backbone_info.phone_markers))
+        throw Error(CDZ_STATUS_INVALID_CONFIG, config_.source + ": [sampling] max_phone_seconds needs a backbone "
+                                                                "with phone markers (backbone.llama's phone_markers)");
     if (s.backbone && s.backbone_info.tokens_per_node != 1)
         throw Error(CDZ_STATUS_UNSUPPORTED, config_.source + ": backbone '" + s.backbone->name() +
                                                 "' predicts several codebooks per step; the engine decodes one");
@@ -246,8 +249,9 @@ std::vector<float> Engine::synthesize(const SynthesisRequest& request) {
                         " positions; shorten the text or max_audio_seconds");
 
     const cdz_sampling sampling = restrict_sampling_to_audio(config_.sampling, info);
-    DecodingLoop loop(s, sampling, config_.guidance_scale, stats_, std::move(sequence), capacity,
-                      std::move(phone_sequence));
+    PhoneMarkerRule markers{std::move(phone_sequence),
+                            static_cast<int64_t>(std::ceil(config_.max_phone_seconds * s.codec_info.frame_rate))};
+    DecodingLoop loop(s, sampling, config_.guidance_scale, stats_, std::move(sequence), capacity, std::move(markers));
 
     std::vector<int32_t> codes;
     size_t streamed_frames = 0;
@@ -286,7 +290,7 @@ std::vector<float> Engine::synthesize(const SynthesisRequest& request) {
             if (request.on_token) request.on_token(token);
             if (token == info.end_token) {
                 finished = true;
-            } else if (token >= info.audio_token_offset && token < info.audio_token_offset + info.audio_token_count) {
+            } else if (is_audio_token(info, token)) {
                 codes.push_back(static_cast<int32_t>(token - info.audio_token_offset));
             } else if (is_phone_marker(info, token)) {
                 // The phone the target speaks next: no audio.

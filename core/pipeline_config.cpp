@@ -34,6 +34,9 @@ const cdz_param_spec sampling_specs[] = {
     {"guidance_scale", CDZ_PARAM_FLOAT, "1.0", 1, 1, 20, nullptr,
      "classifier-free guidance: logits = null-text + scale * (text - null-text), a second backbone pass per step "
      "(a target trained with --text-dropout); 1 is off"},
+    {"max_phone_seconds", CDZ_PARAM_FLOAT, "0.0", 1, 0, 60, nullptr,
+     "with a phone-marker target: a phone that has lasted this long ends (the next marker or the end is forced); "
+     "0 is no limit"},
 };
 
 std::vector<cdz_param_spec> specs_of(const cdz_param_spec* begin, const cdz_param_spec* end) {
@@ -156,6 +159,8 @@ private:
         config_.sampling.top_k = params.values.count("top_k") ? params.values["top_k"].integer : 0;
         config_.sampling.top_p = params.values.count("top_p") ? params.values["top_p"].number : 1.0;
         config_.guidance_scale = params.values.count("guidance_scale") ? params.values["guidance_scale"].number : 1.0;
+        config_.max_phone_seconds =
+            params.values.count("max_phone_seconds") ? params.values["max_phone_seconds"].number : 0.0;
     }
 
     std::vector<PluginLocation> locations() const {
@@ -248,6 +253,7 @@ std::string PipelineConfig::to_toml() const {
     out << "top_k = " << sampling.top_k << '\n';
     out << "top_p = " << toml_float_literal(sampling.top_p) << '\n';
     out << "guidance_scale = " << toml_float_literal(guidance_scale) << '\n';
+    out << "max_phone_seconds = " << toml_float_literal(max_phone_seconds) << '\n';
     for (const auto& stage : stages) {
         out << "\n[" << stage.table << "]\n";
         out << "plugin = " << toml_string_literal(stage.plugin.descriptor->name) << "  # "

@@ -32,6 +32,7 @@ struct PipelineConfig {
     std::filesystem::path voice_prompt;     // empty: none
     cdz_sampling sampling{};
     double guidance_scale = 1.0;            // classifier-free guidance on the text; 1: off
+    double max_phone_seconds = 0.0;         // a phone marker's phone ends by force after this; 0: no limit
     std::vector<StageConfig> stages;        // in the order frontend, codec, backbone, draft, acceptor
 
     const StageConfig* stage(const std::string& table) const;

@@ -106,6 +106,10 @@ bool is_phone_marker(const cdz_backbone_info& info, int64_t token) {
            token < info.text_token_offset + info.text_token_count;
 }
 
+bool is_audio_token(const cdz_backbone_info& info, int64_t token) {
+    return token >= info.audio_token_offset && token < info.audio_token_offset + info.audio_token_count;
+}
+
 int64_t sample_index(cdz_rng& rng, const float* probabilities, int64_t count) {
     double total = 0.0;
     for (int64_t i = 0; i < count; ++i) total += probabilities[i];

@@ -24,6 +24,9 @@ cdz_sampling restrict_sampling_to_audio(const cdz_sampling& sampling, const cdz_
 // A text id emitted among the audio by a backbone with phone markers.
 bool is_phone_marker(const cdz_backbone_info& info, int64_t token);
 
+// A codec code of the backbone's audio range.
+bool is_audio_token(const cdz_backbone_info& info, int64_t token);
+
 // Draws an index by inverse CDF; mass lost to rounding goes to the last
 // index with non-zero probability.
 int64_t sample_index(cdz_rng& rng, const float* probabilities, int64_t count);

@@ -3,9 +3,11 @@
 // collects frames, and bounds them. On the test doubles.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "engine.h"
+#include "error.h"
 #include "pipeline_config.h"
 #include "test_fixtures.h"
 
@@ -20,10 +22,11 @@ struct Synthesis {
 };
 
 Synthesis synthesize(bool phone_markers, int end_after, double seconds = 4.0, bool speculative = false,
-                     double temperature = 1.0) {
+                     double temperature = 1.0, double max_phone_seconds = 0.0) {
     const std::string pipeline =
         "[pipeline]\nseed = 3\nmax_audio_seconds = " + std::to_string(seconds) + "\n"
-        "[sampling]\ntemperature = " + std::to_string(temperature) + "\n"
+        "[sampling]\ntemperature = " + std::to_string(temperature) +
+        "\nmax_phone_seconds = " + std::to_string(max_phone_seconds) + "\n"
         "[frontend]\nplugin = \"frontend.chars\"\nvocabulary = \"models/frontend/english_chars.vocab\"\n"
         "[codec]\nplugin = \"test.tone_codec\"\n"
         "[backbone]\nplugin = \"test.markov_backbone\"\ntext_tokens = 80\naudio_tokens = 32\nend_after = " +
@@ -87,6 +90,35 @@ TEST(PhoneMarkers, AreBoundedByTheText) {
     EXPECT_LE(endless.frames(), 50u);
     const int64_t text_ids = 14 + 2;  // "Marked phones." with <bos> and <eos>
     EXPECT_LE(endless.stats.tokens_generated(), 50 + text_ids + 16);
+}
+
+TEST(PhoneMarkers, APhoneEndsAfterMaxPhoneSeconds) {
+    // A model that never ends and rarely places a marker: with phones of at
+    // most 0.1 s (5 frames) every phone of the text is spoken, then the end
+    // is forced; without the limit the frames run to max_audio_seconds.
+    for (const bool speculative : {false, true}) {
+        const Synthesis limited = synthesize(true, 100000, 8.0, speculative, 1.0, 0.1);
+        const std::vector<int32_t> text = {17, 5, 22, 15, 9, 8, 4, 20, 12, 19, 18, 9, 23, 42};
+        EXPECT_EQ(markers_of(limited), text);
+        int longest = 0, run = 0;
+        for (int32_t token : limited.tokens) {
+            run = token < 80 ? 0 : run + 1;
+            longest = std::max(longest, run);
+        }
+        EXPECT_LE(longest, 5 + 1);  // the last run holds the end token
+        EXPECT_LE(limited.frames(), (text.size() + 1) * 5);
+    }
+    EXPECT_EQ(synthesize(true, 100000, 2.0).frames(), 100u);
+}
+
+TEST(PhoneMarkers, MaxPhoneSecondsNeedsAPhoneMarkerBackbone) {
+    try {
+        synthesize(false, 40, 4.0, false, 1.0, 0.3);
+        FAIL() << "expected a configuration error";
+    } catch (const Error& e) {
+        EXPECT_EQ(e.code(), CDZ_STATUS_INVALID_CONFIG);
+        EXPECT_NE(std::string(e.what()).find("max_phone_seconds"), std::string::npos) << e.what();
+    }
 }
 
 }  // namespace
