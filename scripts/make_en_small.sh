@@ -200,26 +200,22 @@ JSON
         deep --steps 2200 --resume
         touch "$work/target-deep/.done"
       fi
+      # A schedule on the phone-marker tokens: phones_schedule FROM OUTPUT STEPS LR WARMUP SEED.
+      phones_schedule() {
+        [ -f "$work/$2/.done" ] && return 0
+        run train lm --corpus "$work/tokens-phones/train.tokens" --init-from "$work/$1" --output "$work/$2" \
+          --steps "$3" --lr "$4" --warmup "$5" --seed "$6" \
+          --guided-attention 1,2,3 --layout "$work/tokens-phones/layout.json" "${digits[@]}" "${common[@]}" \
+          $(resumable "$work/$2/training_state.safetensors")
+        touch "$work/$2/.done"
+      }
       # Phase 6: phone markers (ELLA-V): the same model on tokens whose text is
       # the CMU phones each voice spoke, each phone also marked among the codes
       # where it begins; at synthesis the engine makes the markers follow the
-      # text (docs/en-small.md). 2,000 steps.
-      if [ ! -f "$work/target-phones/.done" ]; then
-        run train lm --corpus "$work/tokens-phones/train.tokens" --init-from "$work/target-deep" \
-          --output "$work/target-phones" --steps 2000 --lr 5e-4 --warmup 100 --seed 7 \
-          --guided-attention 1,2,3 --layout "$work/tokens-phones/layout.json" "${digits[@]}" "${common[@]}" \
-          $(resumable "$work/target-phones/training_state.safetensors")
-        touch "$work/target-phones/.done"
-      fi
-      # Phase 7: the same tokens, a second schedule from phase 6's end (its
-      # loss was still falling): 1,800 steps, lr 3e-4, warmup 50.
-      if [ ! -f "$work/target-phones2/.done" ]; then
-        run train lm --corpus "$work/tokens-phones/train.tokens" --init-from "$work/target-phones" \
-          --output "$work/target-phones2" --steps 1800 --lr 3e-4 --warmup 50 --seed 8 \
-          --guided-attention 1,2,3 --layout "$work/tokens-phones/layout.json" "${digits[@]}" "${common[@]}" \
-          $(resumable "$work/target-phones2/training_state.safetensors")
-        touch "$work/target-phones2/.done"
-      fi
+      # text (docs/en-small.md).
+      phones_schedule target-deep target-phones 2000 5e-4 100 7
+      # Phase 7: a second schedule from phase 6's end (its loss was still falling).
+      phones_schedule target-phones target-phones2 1800 3e-4 50 8
       mkdir -p "$models/target"
       cp "$work/target-phones2/config.json" "$work/target-phones2/model.safetensors" "$models/target/"
       ;;
