@@ -18,6 +18,7 @@
 #include "progress.h"
 #include "recognition_progress.h"
 #include "speech_bench_report.h"
+#include "wav_file.h"
 
 namespace cadenza::cli {
 namespace {
@@ -97,12 +98,34 @@ SpeechPipelineResult time_pipeline(Engine& engine, const std::string& file, cons
     return result;
 }
 
-// The original recordings first, then each pipeline's speech, in one run so
-// that the recognizers load once per thread.
-void recognize(SpeechBenchResult& result, std::vector<PipelineAudio>& audio, const SpeechBenchOptions& options) {
+// Each original recording encoded and decoded by the pipeline's codec; none
+// when the codec cannot encode.
+PipelineAudio resynthesize_originals(Engine& engine, const SpeechSentenceSet& set) {
+    PipelineAudio audio;
+    if (!engine.codec_info().can_encode) return audio;
+    audio.sample_rate = static_cast<int>(engine.sample_rate());
+    for (size_t i = 0; i < set.sentences.size(); ++i) {
+        const SpeechSentence& sentence = set.sentences[i];
+        std::cerr << "\rcodec resynthesis of the recordings: " << i + 1 << "/" << set.sentences.size() << std::flush;
+        const audio::Waveform wave = audio::read_waveform(sentence.audio_path);
+        audio.sentences.push_back(engine.decode_audio(engine.encode_audio(wave.samples, wave.sample_rate)));
+    }
+    std::cerr << "\r" << std::string(72, ' ') << "\r" << std::flush;
+    return audio;
+}
+
+// The original recordings and their resynthesis first, then each pipeline's
+// speech, in one run so that the recognizers load once per thread.
+void recognize(SpeechBenchResult& result, PipelineAudio& resynthesis, std::vector<PipelineAudio>& audio,
+               const SpeechBenchOptions& options) {
     const auto& sentences = result.sentences.sentences;
     std::vector<recognition::ScoringItem> items;
     for (const auto& s : sentences) items.push_back(recognition::ScoringItem::from_file(s.id, s.audio_path, s.text));
+    const bool resynthesized = !resynthesis.sentences.empty();
+    for (size_t i = 0; resynthesized && i < sentences.size(); ++i)
+        items.push_back(recognition::ScoringItem::from_samples(
+            sentences[i].id, std::move(resynthesis.sentences[i]), resynthesis.sample_rate, sentences[i].text));
+    resynthesis.sentences.clear();
     for (auto& pipeline : audio)
         for (size_t i = 0; i < sentences.size(); ++i)
             items.push_back(recognition::ScoringItem::from_samples(
@@ -126,8 +149,10 @@ void recognize(SpeechBenchResult& result, std::vector<PipelineAudio>& audio, con
         }
     };
     take(0, result.original, result.original_errors);
+    if (resynthesized) take(1, result.resynthesis, result.resynthesis_errors);
+    const size_t first_pipeline = resynthesized ? 2 : 1;
     for (size_t p = 0; p < result.pipelines.size(); ++p)
-        take(p + 1, result.pipelines[p].recognized, result.pipelines[p].errors);
+        take(first_pipeline + p, result.pipelines[p].recognized, result.pipelines[p].errors);
 }
 
 void write_file(const std::string& path, const std::string& text) {
@@ -149,6 +174,7 @@ int run_speech_bench(const SpeechBenchOptions& options) {
     check_before_running(options);
 
     std::vector<PipelineAudio> audio;
+    PipelineAudio resynthesis;
     for (size_t p = 0; p < options.pipelines.size(); ++p) {
         const std::string& file = options.pipelines[p];
         Engine engine(load_pipeline_config_file(file));
@@ -164,12 +190,13 @@ int run_speech_bench(const SpeechBenchOptions& options) {
             "[" + std::to_string(p + 1) + "/" + std::to_string(options.pipelines.size()) + "] ";
         audio.emplace_back();
         result.pipelines.push_back(time_pipeline(engine, file, result.sentences, options, position, audio.back()));
+        if (p == 0) resynthesis = resynthesize_originals(engine, result.sentences);
     }
     for (auto& sentence : result.sentences.sentences) std::vector<float>().swap(sentence.voice_prompt);
     for (auto& pipeline : result.pipelines)
         pipeline.figures = compute_figures(pipeline.run, result.pipelines.front().run);
 
-    recognize(result, audio, options);
+    recognize(result, resynthesis, audio, options);
 
     print_speech_bench(std::cout, result);
     if (!options.json_file.empty()) write_file(options.json_file, speech_bench_json(result).dump(2) + "\n");

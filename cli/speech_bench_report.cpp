@@ -81,18 +81,29 @@ void print_speech_bench(std::ostream& out, const SpeechBenchResult& result) {
     out << "\nspeedup is over the first pipeline in this run\n";
     out << "original audio (the reference): WER " << fixed(percent(original.words), 1) << " % ("
         << original.words.errors() << " errors / " << original.words.reference_length << " words), CER "
-        << fixed(percent(original.characters), 1) << " %\n\n";
+        << fixed(percent(original.characters), 1) << " %\n";
+    const auto& resynthesis = result.resynthesis_errors;
+    const bool resynthesized = !result.resynthesis.empty();
+    if (resynthesized)
+        out << "the recordings through the first pipeline's codec: WER " << fixed(percent(resynthesis.words), 1)
+            << " % (" << resynthesis.words.errors() << " errors), CER " << fixed(percent(resynthesis.characters), 1)
+            << " %\n";
+    out << "\n";
 
-    ExtraColumn wer{"WER %", {}}, cer{"CER %", {}}, delta{"dWER pt", {}}, ttfa{"TTFA ms", {}};
+    ExtraColumn wer{"WER %", {}}, cer{"CER %", {}}, delta{"dWER pt", {}}, over_codec{"dWER codec pt", {}},
+        ttfa{"TTFA ms", {}};
     for (const auto& p : result.pipelines) {
         wer.cells.push_back(fixed(percent(p.errors.words), 1));
         cer.cells.push_back(fixed(percent(p.errors.characters), 1));
         delta.cells.push_back(signed_fixed(percent(p.errors.words) - percent(original.words), 1));
+        over_codec.cells.push_back(
+            resynthesized ? signed_fixed(percent(p.errors.words) - percent(resynthesis.words), 1) : "-");
         ttfa.cells.push_back(fixed(1e3 * mean_first_audio_seconds(p), 1));
     }
-    print_bench_details(out, runs_of(result), figures_of(result), {wer, cer, delta, ttfa}, "RTF aud/s");
+    print_bench_details(out, runs_of(result), figures_of(result), {wer, cer, delta, over_codec, ttfa}, "RTF aud/s");
     out << "RTF aud/s = seconds of audio per second of wall time; TTFA ms = mean time from the request to the first "
-           "audio (streamed when the codec can); dWER pt = WER - the original audio's, in points\n";
+           "audio (streamed when the codec can); dWER pt = WER - the original audio's, dWER codec pt = WER - the codec "
+           "resynthesis', in points\n";
     out << "recognition: pocketsphinx, " << result.recognition_jobs << " job(s), "
         << fixed(result.recognition_wall_seconds, 1) << " s, after every pipeline was timed\n";
 }
@@ -118,6 +129,8 @@ nlohmann::json speech_bench_json(const SpeechBenchResult& result) {
     for (const auto& [name, value] : result.recognizer.decoder_settings)
         json["recognizer"]["decoder_settings"][name] = value;
     json["original_audio"] = errors_json(result.original_errors, result.original_errors);
+    if (!result.resynthesis.empty())
+        json["codec_resynthesis"] = errors_json(result.resynthesis_errors, result.original_errors);
 
     json["sentences"] = nlohmann::json::array();
     for (size_t i = 0; i < result.sentences.sentences.size(); ++i) {
@@ -133,6 +146,10 @@ nlohmann::json speech_bench_json(const SpeechBenchResult& result) {
                                      {"original_hypothesis", o.hypothesis},
                                      {"original_words", edit_counts_json(o.words)},
                                      {"original_audio_seconds", o.audio_seconds}});
+        if (!result.resynthesis.empty()) {
+            json["sentences"].back()["resynthesis_hypothesis"] = result.resynthesis.at(i).hypothesis;
+            json["sentences"].back()["resynthesis_words"] = edit_counts_json(result.resynthesis.at(i).words);
+        }
     }
 
     for (size_t p = 0; p < result.pipelines.size(); ++p) {
@@ -163,6 +180,7 @@ std::string speech_bench_csv(const SpeechBenchResult& result) {
     std::vector<ExtraColumn> columns;
     for (const char* name : {"sentences", "ttfa_ms", "ttfa_median_ms", "wer_percent", "cer_percent",
                              "wer_delta_points", "cer_delta_points", "original_wer_percent", "original_cer_percent",
+                             "resynthesis_wer_percent", "resynthesis_cer_percent",
                              "word_errors", "reference_words", "character_errors", "reference_characters"})
         columns.push_back({name, {}});
     for (const auto& p : result.pipelines) {
@@ -176,6 +194,8 @@ std::string speech_bench_csv(const SpeechBenchResult& result) {
             number(percent(p.errors.characters) - percent(original.characters)),
             number(percent(original.words)),
             number(percent(original.characters)),
+            result.resynthesis.empty() ? "" : number(percent(result.resynthesis_errors.words)),
+            result.resynthesis.empty() ? "" : number(percent(result.resynthesis_errors.characters)),
             std::to_string(p.errors.words.errors()),
             std::to_string(p.errors.words.reference_length),
             std::to_string(p.errors.characters.errors()),

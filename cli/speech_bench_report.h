@@ -42,6 +42,11 @@ struct SpeechBenchResult {
     double recognition_wall_seconds = 0;
     std::vector<recognition::UtteranceResult> original;  // the recordings, in sentence order
     recognition::ErrorTotals original_errors;
+    // The recordings through the first pipeline's codec (encode, decode): what
+    // a target can at best say through that codec, the target gate's reference.
+    // Empty when that codec cannot encode.
+    std::vector<recognition::UtteranceResult> resynthesis;
+    recognition::ErrorTotals resynthesis_errors;
     std::vector<SpeechPipelineResult> pipelines;  // the first is the baseline
 };
 

@@ -48,6 +48,8 @@ fail() { echo "check_speech_bench: $*" >&2; exit 1; }
 grep -q "2 sentence(s) of split test" table.txt || fail "the heading does not count 2 sentences"
 grep -q "1 utterance(s) without a voice prompt skipped" table.txt || fail "the skipped utterance is not reported"
 grep -Eq "^original audio \(the reference\): WER [0-9.]+ %" table.txt || fail "no reference WER"
+grep -Eq "^the recordings through the first pipeline's codec: WER [0-9.]+ %" table.txt || fail "no resynthesis WER"
+grep -q "dWER codec pt" table.txt || fail "no column of WER over the resynthesis"
 grep -q "WER %" table.txt && grep -q "TTFA ms" table.txt && grep -q "RTF aud/s" table.txt || fail "missing columns"
 grep -Eq "^plain +[0-9]+ +[0-9.]+ +1.00x +1.00 " table.txt || fail "the baseline row is wrong"
 grep -Eq "^chain +[0-9]+ " table.txt || fail "no row for chain"
@@ -55,7 +57,7 @@ grep -q "\[2/2\] chain: sentence 2/2" progress.txt || fail "no progress"
 
 for field in '"suite": "speech"' '"sentence_count": 2' '"skipped_without_prompt": 1' '"original_audio"' \
              '"wer_percent"' '"cer_percent"' '"wer_delta_points"' '"ttfa_ms"' '"ceiling"' '"realized"' \
-             '"original_hypothesis"' '"prompt_id": "b"'; do
+             '"original_hypothesis"' '"prompt_id": "b"' '"codec_resynthesis"' '"resynthesis_hypothesis"'; do
   grep -q "$field" out.json || fail "the JSON lacks $field"
 done
 [ "$(grep -c '"speedup"' out.json)" -eq 2 ] || fail "the JSON does not hold two pipelines"
@@ -63,7 +65,8 @@ done
 [ "$(wc -l < out.csv)" -eq 3 ] || fail "the CSV should have a header and two rows"
 header=$(head -1 out.csv)
 for column in pipeline tokens_per_second speedup mean_accepted_length real_time_factor_audio_s_per_wall_s ceiling \
-              realized_fraction ttfa_ms wer_percent cer_percent original_wer_percent; do
+              realized_fraction ttfa_ms wer_percent cer_percent original_wer_percent \
+              resynthesis_wer_percent; do
   echo ",$header," | grep -q ",$column," || fail "the CSV lacks the column $column"
 done
 columns=$(awk -F, 'NR == 1 { print NF }' out.csv)
