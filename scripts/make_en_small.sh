@@ -142,11 +142,14 @@ JSON
           $(resumable "$work/$name/training_state.safetensors")
         mkdir -p "$in_training"
         cp "$work/$name/config.json" "$work/$name/model.safetensors" "$in_training/"
-        echo "$name: train lm ${*//"$work/"/} (tokens-phones, guide 1,2,3, code digits 8,8,8,4,4, batch 8 x 768, length buckets)" \
+        local options=${*//"$work/"/}
+        echo "$name: train lm ${options//"$root/"/} (tokens-phones, guide 1,2,3, code digits 8,8,8,4,4, batch 8 x 768, length buckets)" \
           >> "$in_training/phases.txt"
       }
       # Phase 1, from random weights: 2,000 steps (~1 h 20 min on 2 idle cores).
       target_schedule phase-1 --config "$work/target-config.json" --steps 2000 --lr 1e-3 --warmup 100 --seed 1
+      # Phase 2: a second schedule from phase 1 (its loss was still falling).
+      target_schedule phase-2 --init-from "$in_training" --steps 2000 --lr 5e-4 --warmup 50 --seed 2
       ;;
     target-gate)
       # Sampled speech of the first 100 test sentences, each with its own
