@@ -26,6 +26,8 @@ jobs=$(nproc)
 mkdir -p "$work" "$models"
 TIMEFORMAT='  (%R s wall)'
 run() { echo "+ cadenza $*" >&2; time "$cadenza" "$@"; }
+# --resume when a run left its training state FILE: resumable FILE
+resumable() { [ -f "$1" ] && echo --resume; true; }
 # The [frontend] and [codec] tables of every pipeline file made here.
 phones_and_codec_tables() {
   cat <<TOML
@@ -62,7 +64,6 @@ for stage in "${stages[@]}"; do
         run train codec --manifest "$work/corpus/manifest-10h.tsv" --output "$work/codec" \
           --batch 32 --seq-len 96 --lr 2e-3 --warmup 200 --seed 1 --checkpoint-every 200 --threads "$jobs" "$@"
       }
-      resumable() { [ -f "$1" ] && echo --resume; true; }
       if [ ! -f "$work/codec/.first-run-done" ]; then
         codec_train --steps 3600 $(resumable "$work/codec/training_state.safetensors")
         touch "$work/codec/.first-run-done"
@@ -131,7 +132,6 @@ for stage in "${stages[@]}"; do
  "rms_norm_eps": 1e-05, "rope_theta": 10000.0, "tie_word_embeddings": true, "hidden_act": "silu"}
 JSON
       in_training="$models/target-in-training"
-      resumable() { [ -f "$1" ] && echo --resume; true; }
       target_schedule() {  # target_schedule NAME TRAIN_LM_OPTIONS...
         grep -q "^$1:" "$in_training/phases.txt" 2>/dev/null && return 0
         local name=$1
@@ -185,7 +185,6 @@ TOML
       # 4-head pipeline uses the first 4), MEDUSA heads (4) and their tree.
       tokens="$work/tokens-phones/train.tokens"
       common=(--corpus "$tokens" --batch 8 --seq-len 768 --length-buckets --seed 1 --checkpoint-every 50 --threads "$jobs")
-      resumable() { [ -f "$1" ] && echo --resume; true; }
       run train draft --target "$models/target" --layers 0,5 --train-layers 0,1 --output "$work/draft" \
         --steps "${DRAFT_STEPS:-400}" --lr 1e-3 --warmup 50 "${common[@]}" $(resumable "$work/draft/training_state.safetensors")
       run train mtp --target "$models/target" --heads 8 --output "$work/mtp8.safetensors" \
