@@ -148,8 +148,9 @@ JSON
       }
       # Phase 1, from random weights: 2,000 steps (~1 h 20 min on 2 idle cores).
       target_schedule phase-1 --config "$work/target-config.json" --steps 2000 --lr 1e-3 --warmup 100 --seed 1
-      # Phase 2: a second schedule from phase 1 (its loss was still falling).
-      target_schedule phase-2 --init-from "$in_training" --steps 2000 --lr 5e-4 --warmup 50 --seed 2
+      # Phase 2: a second schedule from phase 1 (its loss was still falling),
+      # 2,800 steps (~1 h 55 min).
+      target_schedule phase-2 --init-from "$in_training" --steps 2800 --lr 5e-4 --warmup 50 --seed 2
       ;;
     target-gate)
       # Sampled speech of the first 100 test sentences, each with its own
