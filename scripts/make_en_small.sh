@@ -28,6 +28,8 @@ TIMEFORMAT='  (%R s wall)'
 run() { echo "+ cadenza $*" >&2; time "$cadenza" "$@"; }
 # --resume when a run left its training state FILE: resumable FILE
 resumable() { [ -f "$1" ] && echo --resume; true; }
+# A number or flag of the target's token layout (tokens stage): layout_value KEY
+layout_value() { sed -n "s/.*\"$1\": *\([0-9a-z]*\).*/\1/p" "$work/tokens-phones/layout.json"; }
 # The [frontend] and [codec] tables of every pipeline file made here.
 phones_and_codec_tables() {
   cat <<TOML
@@ -123,8 +125,7 @@ for stage in "${stages[@]}"; do
       # start on a fresh machine) and the schedule is appended to its
       # phases.txt, so that each schedule runs once and the next one starts
       # from there.
-      vocab=$(sed -n 's/.*"end_token": *\([0-9]*\).*/\1/p' "$work/tokens-phones/layout.json")
-      vocab=$((vocab + 1))
+      vocab=$(layout_value vocab_size)
       cat > "$work/target-config.json" <<JSON
 {"architectures": ["LlamaForCausalLM"], "model_type": "llama",
  "vocab_size": $vocab, "hidden_size": 256, "intermediate_size": 768, "num_hidden_layers": 6,
@@ -165,16 +166,11 @@ JSON
       {
         printf '[pipeline]\nname = "target-t0.7-p0.9"\nseed = 1\nmax_audio_seconds = 12\n'
         phones_and_codec_tables
+        printf '[backbone]\nplugin = "backbone.llama"\ncheckpoint = "%s"\n' "$models/target-in-training"
+        for key in text_token_count audio_token_offset audio_token_count audio_start_token end_token phone_markers; do
+          echo "$key = $(layout_value $key)"
+        done
         cat <<TOML
-[backbone]
-plugin = "backbone.llama"
-checkpoint = "$models/target-in-training"
-text_token_count = 58
-audio_token_offset = 58
-audio_token_count = 8192
-audio_start_token = 8250
-end_token = 8251
-phone_markers = true
 [sampling]
 temperature = 0.7
 top_p = 0.9
@@ -208,7 +204,7 @@ TOML
       run build-tree --target "$models/target" --heads "$models/medusa4.safetensors" --corpus "$work/tokens-phones/dev.tokens" \
         --output "$models/medusa4.choices.txt" --budget 64 --top-k 10 --threads "$jobs"
       sed 's/.*|//' "$work/tokens-phones/train.tokens" > "$work/train-targets.txt"
-      vocab=$(sed -n 's/.*"vocab_size": *\([0-9]*\).*/\1/p' "$work/tokens-phones/layout.json")
+      vocab=$(layout_value vocab_size)
       run build-transitions --corpus "$work/train-targets.txt" --vocab "$vocab" --alpha 0.1 --output "$models/transitions.cdztrn"
       for theta in 0.3 0.4 0.5; do
         run build-groups --embeddings "$models/target" --tensor model.embed_tokens.weight --rows 58:8250 \
