@@ -109,8 +109,9 @@ at::Tensor DraftHeadsTask::loss(const Batch& batch) {
     }
     at::Tensor loss;
     for (int64_t i = 0; i < heads_.count(); ++i) {
-        const at::Tensor logits = target_.logits(heads_.apply(i, hidden));
-        const at::Tensor term = head_loss_weight(heads_.kind, i) * masked_cross_entropy(logits, batch.labels(i + 2));
+        const LabelledPositions positions = labelled_positions(batch.labels(i + 2));
+        const at::Tensor logits = target_.logits(heads_.apply(i, select_positions(hidden, positions)));
+        const at::Tensor term = head_loss_weight(heads_.kind, i) * masked_cross_entropy(logits, positions.labels);
         loss = loss.defined() ? loss + term : term;
     }
     return loss;
@@ -118,10 +119,13 @@ at::Tensor DraftHeadsTask::loss(const Batch& batch) {
 
 void DraftHeadsTask::evaluate(const Batch& batch, Metrics& metrics) {
     const at::Tensor hidden = target_.forward_sequence(batch.inputs());
-    add_prediction_metrics(target_.logits(hidden), batch.labels(1), metrics, "target (t+1) ", 5);
-    for (int64_t i = 0; i < heads_.count(); ++i)
-        add_prediction_metrics(target_.logits(heads_.apply(i, hidden)), batch.labels(i + 2), metrics,
-                               "head " + std::to_string(i) + " (t+" + std::to_string(i + 2) + ") ", 5);
+    const LabelledPositions next = labelled_positions(batch.labels(1));
+    add_prediction_metrics(target_.logits(select_positions(hidden, next)), next.labels, metrics, "target (t+1) ", 5);
+    for (int64_t i = 0; i < heads_.count(); ++i) {
+        const LabelledPositions positions = labelled_positions(batch.labels(i + 2));
+        add_prediction_metrics(target_.logits(heads_.apply(i, select_positions(hidden, positions))), positions.labels,
+                               metrics, "head " + std::to_string(i) + " (t+" + std::to_string(i + 2) + ") ", 5);
+    }
 }
 
 void DraftHeadsTask::save(const std::filesystem::path& output) const {

@@ -8,6 +8,17 @@ namespace cadenza::training {
 
 int64_t labelled_count(const at::Tensor& labels) { return labels.ne(ignore_label).sum().item<int64_t>(); }
 
+LabelledPositions labelled_positions(const at::Tensor& labels) {
+    const at::Tensor flat = labels.reshape({-1});
+    const at::Tensor indices = flat.ne(ignore_label).nonzero().reshape({-1});
+    return {indices, flat.index_select(0, indices)};
+}
+
+at::Tensor select_positions(const at::Tensor& per_position, const LabelledPositions& positions) {
+    const int64_t width = per_position.size(-1);
+    return per_position.reshape({-1, width}).index_select(0, positions.indices);
+}
+
 at::Tensor masked_cross_entropy(const at::Tensor& logits, const at::Tensor& labels) {
     const int64_t vocab = logits.size(-1);
     const at::Tensor flat_logits = logits.reshape({-1, vocab});

@@ -27,4 +27,17 @@ void add_prediction_metrics(const at::Tensor& logits, const at::Tensor& labels, 
 // The number of labelled positions.
 int64_t labelled_count(const at::Tensor& labels);
 
+// The labelled positions of labels [...]: their flat indices [N] and labels
+// [N]. Projecting only these onto the vocabulary gives the same loss and
+// gradient as masking the full projection, for a fraction of its cost (a TTS
+// batch's prompts and padding are unlabelled).
+struct LabelledPositions {
+    at::Tensor indices;
+    at::Tensor labels;
+};
+LabelledPositions labelled_positions(const at::Tensor& labels);
+
+// The rows of per_position [..., D] at the labelled positions: [N, D].
+at::Tensor select_positions(const at::Tensor& per_position, const LabelledPositions& positions);
+
 }  // namespace cadenza::training

@@ -114,14 +114,15 @@ std::vector<TrainableParameter> ShallowDraftTask::parameters() {
 
 at::Tensor ShallowDraftTask::loss(const Batch& batch) {
     const at::Tensor inputs = batch.inputs();
-    const at::Tensor labels = batch.labels(1);
-    const at::Tensor logits = draft_.logits(draft_.forward_sequence(inputs));
+    const LabelledPositions positions = labelled_positions(batch.labels(1));
+    const at::Tensor& labels = positions.labels;
+    const at::Tensor logits = draft_.logits(select_positions(draft_.forward_sequence(inputs), positions));
     at::Tensor loss = masked_cross_entropy(logits, labels);
     if (distill_weight_ > 0) {
         at::Tensor teacher;
         {
             at::NoGradGuard no_grad;
-            teacher = target_.logits(target_.forward_sequence(inputs));
+            teacher = target_.logits(select_positions(target_.forward_sequence(inputs), positions));
         }
         loss = (1.0 - distill_weight_) * loss + distill_weight_ * masked_kl_divergence(teacher, logits, labels);
     }
@@ -130,9 +131,10 @@ at::Tensor ShallowDraftTask::loss(const Batch& batch) {
 
 void ShallowDraftTask::evaluate(const Batch& batch, Metrics& metrics) {
     const at::Tensor inputs = batch.inputs();
-    const at::Tensor labels = batch.labels(1);
-    const at::Tensor logits = draft_.logits(draft_.forward_sequence(inputs));
-    const at::Tensor teacher = target_.logits(target_.forward_sequence(inputs));
+    const LabelledPositions positions = labelled_positions(batch.labels(1));
+    const at::Tensor& labels = positions.labels;
+    const at::Tensor logits = draft_.logits(select_positions(draft_.forward_sequence(inputs), positions));
+    const at::Tensor teacher = target_.logits(select_positions(target_.forward_sequence(inputs), positions));
     add_prediction_metrics(logits, labels, metrics);
     const at::Tensor mask = labels.ne(ignore_label);
     const auto count = static_cast<double>(mask.sum().item<int64_t>());

@@ -301,5 +301,33 @@ TEST(TrainLosses, MaskedCrossEntropyIgnoresUnlabelled) {
     EXPECT_NEAR(masked_kl_divergence(logits, logits, labels).item<double>(), 0.0, 1e-7);
 }
 
+TEST(TrainLosses, LabelledPositionsGiveTheLossAndGradientOfEveryPosition) {
+    at::manual_seed(3);
+    const at::Tensor labels = at::tensor({-100, 2, 0, -100, -100, 4, 1, -100}, at::kLong).view({2, 4});
+    const at::Tensor projection = at::randn({5, 6});  // [vocab, width]
+    const at::Tensor hidden_full = at::randn({2, 4, 6}).requires_grad_(true);
+    masked_cross_entropy(at::linear(hidden_full, projection), labels).backward();
+
+    const at::Tensor hidden_selected = hidden_full.detach().clone().requires_grad_(true);
+    const LabelledPositions positions = labelled_positions(labels);
+    EXPECT_TRUE(positions.indices.equal(at::tensor({1, 2, 5, 6}, at::kLong)));
+    EXPECT_TRUE(positions.labels.equal(at::tensor({2, 0, 4, 1}, at::kLong)));
+    const at::Tensor selected = at::linear(select_positions(hidden_selected, positions), projection);
+    ASSERT_EQ(selected.sizes(), (std::vector<int64_t>{4, 5}));
+    const at::Tensor loss = masked_cross_entropy(selected, positions.labels);
+    loss.backward();
+
+    const at::Tensor reference = masked_cross_entropy(at::linear(hidden_full.detach(), projection), labels);
+    EXPECT_NEAR(loss.item<double>(), reference.item<double>(), 1e-6);
+    EXPECT_TRUE(at::allclose(hidden_selected.grad(), hidden_full.grad(), 1e-5, 1e-7));
+    EXPECT_GT(hidden_selected.grad().abs().sum().item<double>(), 0.0);
+
+    const LabelledPositions none = labelled_positions(at::full({3}, -100, at::kLong));
+    EXPECT_EQ(none.indices.numel(), 0);
+    EXPECT_EQ(masked_cross_entropy(at::linear(select_positions(hidden_full.detach(), none), projection), none.labels)
+                  .item<double>(),
+              0.0);
+}
+
 }  // namespace
 }  // namespace cadenza::training
