@@ -5,11 +5,8 @@
 # target passes: models/en-small/target) drafts and calibration.
 #
 #   scripts/make_en_small.sh [STAGE...]     stages: corpus codec codec-gate tokens target
-#                                           target-gate (default: these, in that order),
-#                                           drafts calibration (once the target passes
-#                                           its gate and is copied from
-#                                           models/en-small/target-in-training to
-#                                           models/en-small/target: they read that)
+#                                           target-gate drafts calibration (default:
+#                                           all, in that order)
 #
 # Work files (audio, checkpoints) go to $CADENZA_WORK (default build/en-small-work);
 # every stage resumes from what is already there, so an interrupted run loses
@@ -43,7 +40,7 @@ TOML
 }
 
 stages=("$@")
-[ ${#stages[@]} -eq 0 ] && stages=(corpus codec codec-gate tokens target target-gate)
+[ ${#stages[@]} -eq 0 ] && stages=(corpus codec codec-gate tokens target target-gate drafts calibration)
 
 for stage in "${stages[@]}"; do
   case "$stage" in
@@ -121,8 +118,8 @@ for stage in "${stages[@]}"; do
       # with heads 0 of layers 1-3 guided along the text diagonal and code
       # embeddings on the codec's FSQ grid. It trains in schedules that each
       # fit in a 3-hour session; after each, its weights go to
-      # models/en-small/target-in-training (committed: a later session may
-      # start on a fresh machine) and the schedule is appended to its
+      # models/en-small/target (committed: a later session may start on a
+      # fresh machine) and the schedule is appended to its
       # phases.txt, so that each schedule runs once and the next one starts
       # from there.
       vocab=$(layout_value vocab_size)
@@ -132,29 +129,29 @@ for stage in "${stages[@]}"; do
  "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 64, "max_position_embeddings": 1024,
  "rms_norm_eps": 1e-05, "rope_theta": 10000.0, "tie_word_embeddings": true, "hidden_act": "silu"}
 JSON
-      in_training="$models/target-in-training"
+      target_dir="$models/target"
       target_schedule() {  # target_schedule NAME TRAIN_LM_OPTIONS...
-        grep -q "^$1:" "$in_training/phases.txt" 2>/dev/null && return 0
+        grep -q "^$1:" "$target_dir/phases.txt" 2>/dev/null && return 0
         local name=$1
         shift
         run train lm --corpus "$work/tokens-phones/train.tokens" --output "$work/$name" \
           --guided-attention 1,2,3 --layout "$work/tokens-phones/layout.json" --code-digits 8,8,8,4,4 \
           --batch 8 --seq-len 768 --length-buckets --checkpoint-every 50 --threads "$jobs" "$@" \
           $(resumable "$work/$name/training_state.safetensors")
-        mkdir -p "$in_training"
-        cp "$work/$name/config.json" "$work/$name/model.safetensors" "$in_training/"
+        mkdir -p "$target_dir"
+        cp "$work/$name/config.json" "$work/$name/model.safetensors" "$target_dir/"
         local options=${*//"$work/"/}
         echo "$name: train lm ${options//"$root/"/} (tokens-phones, guide 1,2,3, code digits 8,8,8,4,4, batch 8 x 768, length buckets)" \
-          >> "$in_training/phases.txt"
+          >> "$target_dir/phases.txt"
       }
       # Phase 1, from random weights: 2,000 steps (~1 h 20 min on 2 idle cores).
       target_schedule phase-1 --config "$work/target-config.json" --steps 2000 --lr 1e-3 --warmup 100 --seed 1
       # Phase 2: a second schedule from phase 1 (its loss was still falling),
       # 2,800 steps (~1 h 55 min).
-      target_schedule phase-2 --init-from "$in_training" --steps 2800 --lr 5e-4 --warmup 50 --seed 2
+      target_schedule phase-2 --init-from "$target_dir" --steps 2800 --lr 5e-4 --warmup 50 --seed 2
       # Phase 3: the same schedule again from phase 2 (46.3% WER, its loss
       # still falling ~0.04 nats per 200 steps at its end).
-      target_schedule phase-3 --init-from "$in_training" --steps 2800 --lr 5e-4 --warmup 50 --seed 3
+      target_schedule phase-3 --init-from "$target_dir" --steps 2800 --lr 5e-4 --warmup 50 --seed 3
       ;;
     target-gate)
       # Sampled speech of the first 100 test sentences, each with its own
@@ -166,7 +163,7 @@ JSON
       {
         printf '[pipeline]\nname = "target-t0.7-p0.9"\nseed = 1\nmax_audio_seconds = 12\n'
         phones_and_codec_tables
-        printf '[backbone]\nplugin = "backbone.llama"\ncheckpoint = "%s"\n' "$models/target-in-training"
+        printf '[backbone]\nplugin = "backbone.llama"\ncheckpoint = "%s"\n' "$models/target"
         for key in text_token_count audio_token_offset audio_token_count audio_start_token end_token phone_markers; do
           echo "$key = $(layout_value $key)"
         done
@@ -179,20 +176,23 @@ TOML
       } > "$work/target-gate.toml"
       run bench --suite speech -p "$work/target-gate.toml" --manifest "$work/corpus/manifest.tsv" \
         --prompts "$work/tokens-phones/test_prompts.tsv" --split test --limit 100 --repeats 3 --jobs "$jobs" \
-        --json "$models/target-in-training/gate.json"
+        --json "$models/target/gate.json"
       ;;
     drafts)
       # The drafts, all trained on the train split with the target frozen:
       # SSD's shallow draft (2 of the target's 6 layers), MTP heads (8; the
       # 4-head pipeline uses the first 4), MEDUSA heads (4) and their tree.
+      # 240 steps each (~1 h in all on 2 idle cores); each is evaluated on 2%
+      # of the sequences held out (~380).
       tokens="$work/tokens-phones/train.tokens"
-      common=(--corpus "$tokens" --batch 8 --seq-len 768 --length-buckets --seed 1 --checkpoint-every 50 --threads "$jobs")
+      common=(--corpus "$tokens" --batch 8 --seq-len 768 --length-buckets --seed 1 --checkpoint-every 50
+              --holdout 0.02 --threads "$jobs")
       run train draft --target "$models/target" --layers 0,5 --train-layers 0,1 --output "$work/draft" \
-        --steps "${DRAFT_STEPS:-400}" --lr 1e-3 --warmup 50 "${common[@]}" $(resumable "$work/draft/training_state.safetensors")
+        --steps "${DRAFT_STEPS:-240}" --lr 1e-3 --warmup 50 "${common[@]}" $(resumable "$work/draft/training_state.safetensors")
       run train mtp --target "$models/target" --heads 8 --output "$work/mtp8.safetensors" \
-        --steps "${HEAD_STEPS:-400}" --lr 1e-3 --warmup 50 "${common[@]}" $(resumable "$work/mtp8.training_state.safetensors")
+        --steps "${HEAD_STEPS:-240}" --lr 1e-3 --warmup 50 "${common[@]}" $(resumable "$work/mtp8.training_state.safetensors")
       run train medusa --target "$models/target" --heads 4 --output "$work/medusa4.safetensors" \
-        --steps "${HEAD_STEPS:-400}" --lr 1e-3 --warmup 50 "${common[@]}" $(resumable "$work/medusa4.training_state.safetensors")
+        --steps "${HEAD_STEPS:-240}" --lr 1e-3 --warmup 50 "${common[@]}" $(resumable "$work/medusa4.training_state.safetensors")
       mkdir -p "$models/draft"
       cp "$work/draft/config.json" "$work/draft/model.safetensors" "$models/draft/"
       cp "$work/mtp8.safetensors" "$models/mtp8.safetensors"
@@ -206,7 +206,11 @@ TOML
       sed 's/.*|//' "$work/tokens-phones/train.tokens" > "$work/train-targets.txt"
       vocab=$(layout_value vocab_size)
       run build-transitions --corpus "$work/train-targets.txt" --vocab "$vocab" --alpha 0.1 --output "$models/transitions.cdztrn"
-      for theta in 0.3 0.4 0.5; do
+      # The code embeddings lie on the codec's FSQ grid (--code-digits), so that
+      # codes sharing most digits are close: at theta 0.3-0.5 a group holds
+      # 4,000-7,000 of the 8,192 codes (124-206 MiB files); at 0.85 a mean of
+      # 72, at 0.9 a mean of 20.
+      for theta in 0.85 0.9; do
         run build-groups --embeddings "$models/target" --tensor model.embed_tokens.weight --rows 58:8250 \
           --theta "$theta" --vocab-size "$vocab" --output "$models/groups-$theta.cdzgrp" --quiet
       done
