@@ -32,7 +32,7 @@ echo "pocketsphinx heard $found of 9 words: $heard"
 # Six fortunes sentences spoken by flite rms; each is prompted by the next one's first 3 s.
 "$cadenza" corpus speech --output corpus --limit-sentences 6 --voices flite.rms --variations 1 \
   --train-hours 0.01 --jobs 2 > corpus.log
-awk -F'\t' 'NR > 1 && $2 == "test" { id[n] = $1; frames[n] = int($5 * 50); n++ }
+awk -F'\t' 'BEGIN { n = 0 } NR > 1 && $2 == "test" { id[n] = $1; frames[n] = int($5 * 50); n++ }
   END { print "id\tprompt_id\tprompt_begin_frame\tprompt_frames"
         for (i = 0; i < n; i++) { j = (i + 1) % n; f = frames[j] < 150 ? frames[j] : 150
                                    print id[i] "\t" id[j] "\t0\t" f } }' corpus/manifest.tsv > prompts.tsv
