@@ -2,7 +2,7 @@
 # Regenerates models/en-small/ from Debian's packages alone: the speech corpus
 # (fortunes spoken by flite and festival voices), the mel-FSQ codec and its
 # quality gate, the token corpus, the TTS target and its gate, then (once the
-# target passes: models/en-small/target) drafts and calibration.
+# target passes its gate) drafts and calibration.
 #
 #   scripts/make_en_small.sh [STAGE...]     stages: corpus codec codec-gate tokens target
 #                                           target-gate drafts calibration (default:
@@ -182,7 +182,7 @@ TOML
       # The drafts, all trained on the train split with the target frozen:
       # SSD's shallow draft (2 of the target's 6 layers), MTP heads (8; the
       # 4-head pipeline uses the first 4), MEDUSA heads (4) and their tree.
-      # 240 steps each (~1 h in all on 2 idle cores); each is evaluated on 2%
+      # 240 steps each (29 min in all on 2 idle cores); each is evaluated on 2%
       # of the sequences held out (~380).
       tokens="$work/tokens-phones/train.tokens"
       common=(--corpus "$tokens" --batch 8 --seq-len 768 --length-buckets --seed 1 --checkpoint-every 50
