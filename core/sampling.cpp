@@ -1,9 +1,10 @@
 #include "sampling.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
+#include <cstring>
 #include <limits>
-#include <numeric>
 #include <string>
 #include <vector>
 
@@ -11,76 +12,158 @@
 #include "random_stream.h"
 
 namespace cadenza {
+namespace {
 
-void sampling_probabilities(const cdz_sampling& sampling, const float* logits, float* probabilities,
-                            int64_t count) {
+// The tokens a distribution may give mass to: [begin, end) and `extra`
+// (-1: none, or inside [begin, end)), or the whole vocabulary.
+struct AllowedTokens {
+    int64_t begin = 0, end = 0, extra = -1;
+
+    template <typename Visit>
+    void for_each(Visit&& visit) const {
+        if (extra >= 0 && extra < begin) visit(extra);
+        for (int64_t i = begin; i < end; ++i) visit(i);
+        if (extra >= end) visit(extra);
+    }
+};
+
+AllowedTokens allowed_tokens(const cdz_sampling& sampling, int64_t count) {
+    if (sampling.struct_size < sizeof(cdz_sampling) || sampling.allowed_end <= 0) return {0, count, -1};
+    if (sampling.allowed_begin < 0 || sampling.allowed_begin >= sampling.allowed_end || sampling.allowed_end > count ||
+        sampling.allowed_extra >= count)
+        throw Error(CDZ_STATUS_INVALID_ARGUMENT, "sampling: the allowed token range does not fit the vocabulary");
+    const bool extra_outside = sampling.allowed_extra >= 0 &&
+                               (sampling.allowed_extra < sampling.allowed_begin || sampling.allowed_extra >= sampling.allowed_end);
+    return {sampling.allowed_begin, sampling.allowed_end, extra_outside ? sampling.allowed_extra : -1};
+}
+
+void check_settings(const cdz_sampling& sampling, int64_t count) {
     if (count <= 0) throw Error(CDZ_STATUS_INVALID_ARGUMENT, "sampling over an empty distribution");
     if (!(sampling.temperature >= 0.0) || !std::isfinite(sampling.temperature))
         throw Error(CDZ_STATUS_INVALID_ARGUMENT,
                     "temperature must be finite and >= 0, got " + std::to_string(sampling.temperature));
     if (!(sampling.top_p > 0.0 && sampling.top_p <= 1.0))
-        throw Error(CDZ_STATUS_INVALID_ARGUMENT,
-                    "top_p must be in (0, 1], got " + std::to_string(sampling.top_p));
-    if (sampling.top_k < 0)
-        throw Error(CDZ_STATUS_INVALID_ARGUMENT, "top_k must be >= 0");
+        throw Error(CDZ_STATUS_INVALID_ARGUMENT, "top_p must be in (0, 1], got " + std::to_string(sampling.top_p));
+    if (sampling.top_k < 0) throw Error(CDZ_STATUS_INVALID_ARGUMENT, "top_k must be >= 0");
+}
 
-    // Restriction to the allowed tokens, by copying only their logits.
-    std::vector<float> restricted;
-    if (sampling.struct_size >= sizeof(cdz_sampling) && sampling.allowed_end > 0) {
-        if (sampling.allowed_begin < 0 || sampling.allowed_begin >= sampling.allowed_end || sampling.allowed_end > count ||
-            sampling.allowed_extra >= count)
-            throw Error(CDZ_STATUS_INVALID_ARGUMENT, "sampling: the allowed token range does not fit the vocabulary");
-        restricted.assign(static_cast<size_t>(count), -std::numeric_limits<float>::infinity());
-        std::copy(logits + sampling.allowed_begin, logits + sampling.allowed_end, restricted.begin() + sampling.allowed_begin);
-        if (sampling.allowed_extra >= 0) restricted[sampling.allowed_extra] = logits[sampling.allowed_extra];
-        logits = restricted.data();
+// Buckets of probabilities in (0, 1] by the top bits of their float
+// representation, which orders positive floats: a token in a higher bucket
+// is strictly more likely than one in a lower bucket, so only the tokens of
+// the bucket where top-k or top-p stops need sorting. 8 buckets per octave.
+constexpr int bucket_shift = 20;
+constexpr size_t bucket_count = (0x3f800000u >> bucket_shift) + 1;
+
+inline uint32_t bucket_of(float p) {
+    uint32_t bits;
+    std::memcpy(&bits, &p, sizeof bits);
+    return bits >> bucket_shift;
+}
+
+// Per thread, reused: sampling allocates nothing once it has seen a vocabulary.
+struct Workspace {
+    std::array<double, bucket_count> mass{};
+    std::array<int64_t, bucket_count> tokens{};
+    std::vector<int64_t> boundary;
+};
+
+Workspace& workspace() {
+    thread_local Workspace w;
+    return w;
+}
+
+// Keeps the top_k most likely tokens, then the fewest of them whose mass
+// reaches top_p (of the whole distribution), ties broken by the lower index,
+// exactly as sorting the vocabulary would; zeroes the rest and returns the
+// kept mass.
+double keep_nucleus(const AllowedTokens& allowed, float* probabilities, double total, int64_t keep_k, double top_p) {
+    Workspace& w = workspace();
+    w.mass.fill(0.0);
+    w.tokens.fill(0);
+    allowed.for_each([&](int64_t i) {
+        const uint32_t b = bucket_of(probabilities[i]);
+        w.mass[b] += probabilities[i];
+        ++w.tokens[b];
+    });
+
+    const double mass_limit = top_p * total;
+    const auto reached = [&](int64_t kept, double cumulative) {
+        return kept >= keep_k || (top_p < 1.0 && cumulative >= mass_limit);
+    };
+    int64_t kept = 0;
+    double cumulative = 0.0;
+    for (size_t b = bucket_count; b-- > 0;) {
+        if (w.tokens[b] == 0) continue;
+        // Whole buckets while neither limit is reached within them...
+        if (!reached(kept + w.tokens[b], cumulative + w.mass[b])) {
+            kept += w.tokens[b];
+            cumulative += w.mass[b];
+            continue;
+        }
+        // ...then this one in the order a sort would give, token by token
+        // (rounding may carry the walk on to the next bucket).
+        w.boundary.clear();
+        allowed.for_each([&](int64_t i) {
+            if (bucket_of(probabilities[i]) == b) w.boundary.push_back(i);
+        });
+        std::sort(w.boundary.begin(), w.boundary.end(), [&](int64_t x, int64_t y) {
+            return probabilities[x] != probabilities[y] ? probabilities[x] > probabilities[y] : x < y;
+        });
+        size_t taken = 0;
+        while (taken < w.boundary.size() && !reached(kept, cumulative)) {
+            cumulative += probabilities[w.boundary[taken]];
+            ++kept;
+            ++taken;
+        }
+        if (!reached(kept, cumulative)) continue;
+        for (size_t r = taken; r < w.boundary.size(); ++r) probabilities[w.boundary[r]] = 0.0f;
+        double kept_mass = 0.0;
+        allowed.for_each([&](int64_t i) {
+            if (bucket_of(probabilities[i]) < b) probabilities[i] = 0.0f;
+            kept_mass += probabilities[i];
+        });
+        return kept_mass;
     }
+    return total;
+}
+
+}  // namespace
+
+void sampling_probabilities(const cdz_sampling& sampling, const float* logits, float* probabilities,
+                            int64_t count) {
+    check_settings(sampling, count);
+    const AllowedTokens allowed = allowed_tokens(sampling, count);
+    std::fill(probabilities, probabilities + count, 0.0f);
 
     if (sampling.temperature == 0.0) {
-        const int64_t best = std::max_element(logits, logits + count) - logits;
-        std::fill(probabilities, probabilities + count, 0.0f);
+        int64_t best = -1;
+        allowed.for_each([&](int64_t i) {
+            if (best < 0 || logits[i] > logits[best]) best = i;
+        });
         probabilities[best] = 1.0f;
         return;
     }
 
-    const float max_logit = *std::max_element(logits, logits + count);
-    const double inverse_temperature = 1.0 / sampling.temperature;
+    float max_logit = -std::numeric_limits<float>::infinity();
+    allowed.for_each([&](int64_t i) { max_logit = std::max(max_logit, logits[i]); });
+    if (!std::isfinite(max_logit))
+        throw Error(CDZ_STATUS_INVALID_ARGUMENT, "sampling: no allowed token has a finite logit");
+    const float inverse_temperature = static_cast<float>(1.0 / sampling.temperature);
     double total = 0.0;
-    for (int64_t i = 0; i < count; ++i) {
-        const double p = std::exp((static_cast<double>(logits[i]) - max_logit) * inverse_temperature);
-        probabilities[i] = static_cast<float>(p);
+    allowed.for_each([&](int64_t i) {
+        const float p = std::exp((logits[i] - max_logit) * inverse_temperature);
+        probabilities[i] = p;
         total += p;
-    }
+    });
+    if (!std::isfinite(total))
+        throw Error(CDZ_STATUS_INVALID_ARGUMENT, "sampling: the logits are not finite numbers (NaN)");
 
-    const bool use_top_k = sampling.top_k > 0 && sampling.top_k < count;
-    const bool use_top_p = sampling.top_p < 1.0;
-    if (use_top_k || use_top_p) {
-        std::vector<int64_t> order(static_cast<size_t>(count));
-        std::iota(order.begin(), order.end(), 0);
-        const int64_t keep_k = use_top_k ? sampling.top_k : count;
-        // Ties break by index so the kept set is deterministic.
-        auto by_probability = [&](int64_t a, int64_t b) {
-            return probabilities[a] != probabilities[b] ? probabilities[a] > probabilities[b] : a < b;
-        };
-        std::partial_sort(order.begin(), order.begin() + keep_k, order.end(), by_probability);
-        int64_t kept = keep_k;
-        if (use_top_p) {
-            double cumulative = 0.0;
-            for (int64_t r = 0; r < keep_k; ++r) {
-                cumulative += probabilities[order[r]] / total;
-                if (cumulative >= sampling.top_p) {
-                    kept = r + 1;
-                    break;
-                }
-            }
-        }
-        for (int64_t r = kept; r < count; ++r) probabilities[order[r]] = 0.0f;
-        total = 0.0;
-        for (int64_t r = 0; r < kept; ++r) total += probabilities[order[r]];
-    }
+    const int64_t keep_k = sampling.top_k > 0 && sampling.top_k < count ? sampling.top_k : count;
+    if (keep_k < count || sampling.top_p < 1.0)
+        total = keep_nucleus(allowed, probabilities, total, keep_k, sampling.top_p);
 
-    const double scale = 1.0 / total;
-    for (int64_t i = 0; i < count; ++i) probabilities[i] = static_cast<float>(probabilities[i] * scale);
+    const float scale = static_cast<float>(1.0 / total);
+    allowed.for_each([&](int64_t i) { probabilities[i] *= scale; });
 }
 
 cdz_sampling restrict_sampling(const cdz_sampling& sampling, int64_t begin, int64_t end, int64_t extra) {

@@ -1,8 +1,11 @@
 // Sampling and the seeded random stream.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <limits>
 #include <numeric>
+#include <random>
 #include <vector>
 
 #include "error.h"
@@ -43,6 +46,71 @@ TEST(Sampling, TopKAndTopPKeepTheMostLikelyAndRenormalize) {
     EXPECT_EQ(p[0], 0.0f);
     EXPECT_NEAR(p[1] + p[2] + p[3], 1.0, 1e-6);
     EXPECT_NEAR(p[3], 0.2 / 0.9, 1e-6);
+}
+
+// The definition sampling_probabilities must match: the allowed logits'
+// softmax at the temperature, sorted by probability (ties by the lower
+// index), the first top_k kept, then the first whose cumulative share reaches
+// top_p, renormalized. The sort is what the engine no longer does per token.
+std::vector<float> sorted_nucleus_reference(const cdz_sampling& s, const std::vector<float>& logits) {
+    const auto count = static_cast<int64_t>(logits.size());
+    std::vector<double> p(logits.size(), 0.0);
+    const auto allowed = [&](int64_t i) {
+        return s.allowed_end <= 0 || (i >= s.allowed_begin && i < s.allowed_end) || i == s.allowed_extra;
+    };
+    double max_logit = -std::numeric_limits<double>::infinity();
+    for (int64_t i = 0; i < count; ++i)
+        if (allowed(i)) max_logit = std::max<double>(max_logit, logits[i]);
+    double total = 0.0;
+    for (int64_t i = 0; i < count; ++i)
+        if (allowed(i)) total += p[i] = std::exp((logits[i] - max_logit) / s.temperature);
+    std::vector<int64_t> order(logits.size());
+    std::iota(order.begin(), order.end(), 0);
+    std::sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return p[a] != p[b] ? p[a] > p[b] : a < b; });
+    const int64_t keep_k = s.top_k > 0 && s.top_k < count ? s.top_k : count;
+    int64_t kept = keep_k;
+    double cumulative = 0.0;
+    for (int64_t r = 0; r < keep_k && s.top_p < 1.0; ++r) {
+        cumulative += p[order[r]] / total;
+        if (cumulative >= s.top_p) {
+            kept = r + 1;
+            break;
+        }
+    }
+    double kept_total = 0.0;
+    for (int64_t r = 0; r < kept; ++r) kept_total += p[order[r]];
+    std::vector<float> out(logits.size(), 0.0f);
+    for (int64_t r = 0; r < kept; ++r) out[order[r]] = static_cast<float>(p[order[r]] / kept_total);
+    return out;
+}
+
+TEST(Sampling, TopKAndTopPWithoutSortingMatchTheSortedDefinition) {
+    std::mt19937 generator(7);
+    std::normal_distribution<float> normal(0.0f, 3.0f);
+    std::uniform_int_distribution<int> coarse(-4, 4);
+    for (int trial = 0; trial < 400; ++trial) {
+        const int64_t count = trial % 2 ? 8252 : 37;
+        std::vector<float> logits(static_cast<size_t>(count));
+        // Every third trial rounds the logits so that many probabilities tie.
+        for (float& l : logits) l = trial % 3 == 0 ? static_cast<float>(coarse(generator)) : normal(generator);
+        cdz_sampling s = settings(0.3 + 0.1 * (trial % 10), (trial % 5 == 0) ? 0 : 1 + trial % 70,
+                                  (trial % 4 == 0) ? 1.0 : 0.5 + 0.12 * (trial % 4));
+        if (trial % 7 == 0) s = restrict_sampling(s, count / 4, count - 3, 1);
+        const std::vector<float> expected = sorted_nucleus_reference(s, logits);
+        std::vector<float> p(logits.size());
+        sampling_probabilities(s, logits.data(), p.data(), count);
+        for (int64_t i = 0; i < count; ++i) {
+            ASSERT_EQ(p[i] > 0.0f, expected[i] > 0.0f) << "trial " << trial << " token " << i;
+            ASSERT_NEAR(p[i], expected[i], 2e-6 + 2e-5 * expected[i]) << "trial " << trial << " token " << i;
+        }
+    }
+}
+
+TEST(Sampling, NonFiniteLogitsAreErrors) {
+    std::vector<float> logits{0.0f, std::numeric_limits<float>::quiet_NaN(), 1.0f}, p(3);
+    EXPECT_THROW(sampling_probabilities(settings(1.0, 0, 0.9), logits.data(), p.data(), 3), Error);
+    logits = {-std::numeric_limits<float>::infinity(), -std::numeric_limits<float>::infinity()};
+    EXPECT_THROW(sampling_probabilities(settings(1.0), logits.data(), p.data(), 2), Error);
 }
 
 TEST(Sampling, InvalidSettingsAreErrors) {
