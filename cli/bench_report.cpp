@@ -8,9 +8,7 @@
 namespace cadenza::cli {
 namespace {
 
-double decode_seconds(const DecodingStats& stats) {
-    return stats.draft_seconds + stats.verify_seconds + stats.accept_seconds;
-}
+double decode_seconds(const DecodingStats& stats) { return stats.loop_seconds; }
 
 std::string fixed(double value, int digits) {
     std::ostringstream out;
@@ -84,19 +82,21 @@ void print_bench_details(std::ostream& out, const std::vector<PipelineRun>& runs
         << "tok/s" << std::setw(9) << "speedup" << std::setw(9) << "mean acc" << std::setw(11) << "passes/tok"
         << std::setw(rtf_width) << rtf_header << std::setw(9) << "ceiling" << std::setw(10) << "realized";
     for (const auto& column : extra) out << std::setw(extra_width(column)) << column.header;
-    out << "   time split draft/verify/accept/other\n";
+    out << "  overhead   loop: draft/verify/accept/overhead   outside loop\n";
     for (size_t i = 0; i < runs.size(); ++i) {
         const auto& s = runs[i].stats;
         const auto& f = figures[i];
-        const double other = std::max(0.0, s.wall_seconds - s.draft_seconds - s.verify_seconds - s.accept_seconds);
+        const double overhead = s.loop_overhead_seconds();
+        const double outside = std::max(0.0, s.wall_seconds - s.loop_seconds);
         out << std::left << std::setw(22) << runs[i].name.substr(0, 21) << std::right << std::setw(10)
             << s.tokens_generated() << std::setw(10) << fixed(f.tokens_per_second, 1) << std::setw(8)
             << fixed(f.speedup, 2) << "x" << std::setw(9) << fixed(f.mean_accepted_length, 2) << std::setw(11)
             << fixed(f.target_passes_per_token, 3) << std::setw(rtf_width) << fixed(f.real_time_factor, 1)
             << std::setw(8) << fixed(f.ceiling, 2) << "x" << std::setw(9) << fixed(100.0 * f.realized, 0) << "%";
         for (const auto& column : extra) out << std::setw(extra_width(column)) << column.cells.at(i);
-        out << "   " << percent(s.draft_seconds, s.wall_seconds) << " / " << percent(s.verify_seconds, s.wall_seconds)
-            << " / " << percent(s.accept_seconds, s.wall_seconds) << " / " << percent(other, s.wall_seconds) << '\n';
+        out << std::setw(10) << percent(overhead, s.loop_seconds) << "   " << percent(s.draft_seconds, s.loop_seconds)
+            << " / " << percent(s.verify_seconds, s.loop_seconds) << " / " << percent(s.accept_seconds, s.loop_seconds)
+            << " / " << percent(overhead, s.loop_seconds) << "   " << percent(outside, s.wall_seconds) << " of wall\n";
     }
 
     out << "\nacceptance rate by draft position\n";
@@ -107,10 +107,11 @@ void print_bench_details(std::ostream& out, const std::vector<PipelineRun>& runs
         out << '\n';
     }
 
-    out << "\ncosts measured on each pipeline's own models (median)\n";
+    out << "\ncosts measured on each pipeline's own models (median), after the mean context its texts decoded at\n";
     for (size_t i = 0; i < runs.size(); ++i) {
         const auto& c = runs[i].costs;
-        out << "  " << std::left << std::setw(22) << runs[i].name.substr(0, 21) << "target m=";
+        out << "  " << std::left << std::setw(22) << runs[i].name.substr(0, 21) << "after " << c.context_length
+            << " tokens: target m=";
         for (size_t k = 0; k < c.sizes.size(); ++k)
             out << (k ? "," : "") << c.sizes[k] << ":" << fixed(c.verify_seconds[k] * 1e3, 2) << "ms("
                 << fixed(c.verify_seconds[k] / c.verify_seconds[0], 2) << ")";
@@ -144,19 +145,20 @@ std::string bench_csv(const std::vector<PipelineRun>& runs, const std::vector<Pi
     std::ostringstream csv;
     csv << "pipeline,file,tokens,steps,tokens_per_second,speedup,mean_accepted_length,target_passes_per_token,"
            "audio_seconds,wall_seconds,real_time_factor_audio_s_per_wall_s,ceiling,realized_fraction,"
-           "draft_share,verify_share,accept_share";
+           "draft_share,verify_share,accept_share,loop_seconds,loop_overhead_share,codec_seconds";
     for (const auto& column : extra) csv << ',' << csv_field(column.header);
     csv << '\n';
     for (size_t i = 0; i < runs.size(); ++i) {
         const auto& s = runs[i].stats;
         const auto& f = figures[i];
-        auto share = [&](double seconds) { return number(s.wall_seconds > 0 ? seconds / s.wall_seconds : 0.0); };
+        auto share = [&](double seconds) { return number(s.loop_seconds > 0 ? seconds / s.loop_seconds : 0.0); };
         csv << csv_field(runs[i].name) << ',' << csv_field(runs[i].file) << ',' << s.tokens_generated() << ','
             << s.steps() << ',' << number(f.tokens_per_second) << ',' << number(f.speedup) << ','
             << number(f.mean_accepted_length) << ',' << number(f.target_passes_per_token) << ','
             << number(s.audio_seconds) << ',' << number(s.wall_seconds) << ',' << number(f.real_time_factor) << ','
             << number(f.ceiling) << ',' << number(f.realized) << ',' << share(s.draft_seconds) << ','
-            << share(s.verify_seconds) << ',' << share(s.accept_seconds);
+            << share(s.verify_seconds) << ',' << share(s.accept_seconds) << ',' << number(s.loop_seconds) << ','
+            << share(s.loop_overhead_seconds()) << ',' << number(s.codec_seconds);
         for (const auto& column : extra) csv << ',' << csv_field(column.cells.at(i));
         csv << '\n';
     }
@@ -183,6 +185,7 @@ nlohmann::json bench_json(const std::vector<PipelineRun>& runs, const std::vecto
         costs["draft_relative_cost_per_level"] = f.draft_relative_cost;
         costs["verify_relative_cost"] = f.verify_relative_cost;
         costs["weight_bytes"] = r.costs.weight_bytes;
+        costs["context_tokens"] = r.costs.context_length;
         costs["weight_gb_per_second_m1"] = weight_bandwidth(r.costs);
         result["pipelines"].push_back({
             {"file", r.file},
@@ -197,7 +200,8 @@ nlohmann::json bench_json(const std::vector<PipelineRun>& runs, const std::vecto
             {"audio_seconds", s.audio_seconds},
             {"real_time_factor", f.real_time_factor},
             {"seconds", {{"wall", s.wall_seconds}, {"draft", s.draft_seconds}, {"verify", s.verify_seconds},
-                         {"accept", s.accept_seconds}}},
+                         {"accept", s.accept_seconds}, {"loop", s.loop_seconds},
+                         {"loop_overhead", s.loop_overhead_seconds()}, {"codec", s.codec_seconds}}},
             {"ceiling", f.ceiling},
             {"realized", f.realized},
             {"costs", costs},

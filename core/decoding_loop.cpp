@@ -90,54 +90,73 @@ DecodingLoop::DecodingLoop(EngineStages& stages, const cdz_sampling& sampling, d
         spdlog::trace("prompt ({} tokens): {}", sequence_.size(), tokens);
     }
     if (sequence_.size() > 1) {
-        evaluate(sequence_.size() - 1, nullptr);
+        evaluate(sequence_.size() - 1, nullptr, false);
         commit(pending_, nullptr, 0);
     }
 }
 
-void DecodingLoop::evaluate(size_t end, const cdz_token_tree* draft) {
+namespace {
+
+// The logits a backbone returned for a pass of `nodes` nodes of which rows
+// [from, nodes) were asked for: the first of those rows. A backbone older
+// than ABI 0.3 returns every row.
+float* logits_from(ManagedTensor& logits, int64_t nodes, int64_t from, int64_t vocab, const std::string& what) {
+    const auto shape = logits.expect(kDLFloat, 32, 2, what);
+    if (shape[1] != vocab || (shape[0] != nodes - from && shape[0] != nodes))
+        throw Error(CDZ_STATUS_INTERNAL, what + " have the wrong shape");
+    return logits.mutable_data<float>() + (shape[0] == nodes ? from : 0) * vocab;
+}
+
+}  // namespace
+
+void DecodingLoop::evaluate(size_t end, const cdz_token_tree* draft, bool want_logits) {
     pending_ = end - evaluated_;
     const int32_t chain = static_cast<int32_t>(pending_);
     const int32_t draft_nodes = draft ? draft->node_count : 0;
-    std::vector<int32_t> tokens(sequence_.begin() + static_cast<std::ptrdiff_t>(evaluated_),
-                                sequence_.begin() + static_cast<std::ptrdiff_t>(end));
-    std::vector<int32_t> parents(pending_);
-    std::iota(parents.begin(), parents.end(), -1);
+    pass_tokens_.assign(sequence_.begin() + static_cast<std::ptrdiff_t>(evaluated_),
+                        sequence_.begin() + static_cast<std::ptrdiff_t>(end));
+    pass_parents_.resize(pending_);
+    std::iota(pass_parents_.begin(), pass_parents_.end(), -1);
     for (int32_t i = 0; i < draft_nodes; ++i) {
-        tokens.push_back(draft->tokens[i]);
-        parents.push_back(draft->parents[i] < 0 ? chain - 1 : draft->parents[i] + chain);
+        pass_tokens_.push_back(draft->tokens[i]);
+        pass_parents_.push_back(draft->parents[i] < 0 ? chain - 1 : draft->parents[i] + chain);
     }
-    cdz_token_tree tree{sizeof(cdz_token_tree), static_cast<int32_t>(tokens.size()), 1, tokens.data(), parents.data()};
-    cdz_backbone_output output{sizeof(cdz_backbone_output), nullptr, nullptr};
+    cdz_token_tree tree{sizeof(cdz_token_tree), static_cast<int32_t>(pass_tokens_.size()), 1, pass_tokens_.data(),
+                        pass_parents_.data()};
+    cdz_backbone_output output{};
+    output.struct_size = sizeof(output);
+    output.logits_from = want_logits ? chain - 1 : tree.node_count;
     const std::string& name = stages_.backbone->name();
+    logits_ = nullptr;
+    logits_tensor_.reset();
+    hidden_tensor_.reset();
     {
         ScopedTimer timer(stats_.verify_seconds);
         throw_if_error(backbone_.session_forward(session_->get(), &tree, want_hidden_ ? 1 : 0, &output),
                        name + ": forward");
         stats_.add_target_pass();
     }
-    ManagedTensor logits(output.logits), hidden(output.hidden);
-    const auto shape = logits.expect(kDLFloat, 32, 2, name + ": logits");
-    if (shape[0] != tree.node_count || shape[1] != vocab_)
-        throw Error(CDZ_STATUS_INTERNAL, name + ": logits have the wrong shape");
-    const float* from_last = logits.data<float>() + (pending_ - 1) * vocab_;
-    logits_.assign(from_last, from_last + static_cast<size_t>(1 + draft_nodes) * vocab_);
+    logits_tensor_ = ManagedTensor(output.logits);
+    hidden_tensor_ = ManagedTensor(output.hidden);
+    if (want_logits) logits_ = logits_from(logits_tensor_, tree.node_count, chain - 1, vocab_, name + ": logits");
     if (null_text_session_) {
         for (size_t i = 0; i < pending_ && evaluated_ + i < null_text_prompt_.size(); ++i)
-            tokens[i] = null_text_prompt_[evaluated_ + i];
-        guide(tree);
+            pass_tokens_[i] = null_text_prompt_[evaluated_ + i];
+        guide(tree, want_logits);
     }
-    if (!markers_.phones.empty()) constrain_markers(draft);
+    if (want_logits && !markers_.phones.empty()) constrain_markers(draft);
     if (want_hidden_) {
-        const auto hidden_shape = hidden.expect(kDLFloat, 32, 2, name + ": hidden states");
+        const auto hidden_shape = hidden_tensor_.expect(kDLFloat, 32, 2, name + ": hidden states");
         if (hidden_shape[0] != tree.node_count || hidden_shape[1] != stages_.backbone_info.hidden_size)
             throw Error(CDZ_STATUS_INTERNAL, name + ": hidden states have the wrong shape");
-        evaluated_hidden_.assign(hidden.data<float>(), hidden.data<float>() + hidden_shape[0] * hidden_shape[1]);
+        evaluated_hidden_ = hidden_tensor_.data<float>();
     }
 }
 
-void DecodingLoop::guide(const cdz_token_tree& tree) {
-    cdz_backbone_output output{sizeof(cdz_backbone_output), nullptr, nullptr};
+void DecodingLoop::guide(const cdz_token_tree& tree, bool want_logits) {
+    cdz_backbone_output output{};
+    output.struct_size = sizeof(output);
+    output.logits_from = want_logits ? static_cast<int32_t>(pending_) - 1 : tree.node_count;
     const std::string& name = stages_.backbone->name();
     {
         ScopedTimer timer(stats_.verify_seconds);
@@ -145,12 +164,12 @@ void DecodingLoop::guide(const cdz_token_tree& tree) {
                        name + ": forward (null text)");
     }
     ManagedTensor null_logits(output.logits), released_hidden(output.hidden);
-    const auto shape = null_logits.expect(kDLFloat, 32, 2, name + ": logits (null text)");
-    if (shape[0] != tree.node_count || shape[1] != vocab_)
-        throw Error(CDZ_STATUS_INTERNAL, name + ": logits (null text) have the wrong shape");
-    const float* null_rows = null_logits.data<float>() + (pending_ - 1) * vocab_;
+    if (!want_logits) return;
+    const float* null_rows = logits_from(null_logits, tree.node_count, static_cast<int64_t>(pending_) - 1, vocab_,
+                                         name + ": logits (null text)");
     const float scale = static_cast<float>(guidance_scale_);
-    for (size_t i = 0; i < logits_.size(); ++i) logits_[i] = null_rows[i] + scale * (logits_[i] - null_rows[i]);
+    const size_t values = static_cast<size_t>(tree.node_count - static_cast<int32_t>(pending_) + 1) * vocab_;
+    for (size_t i = 0; i < values; ++i) logits_[i] = null_rows[i] + scale * (logits_[i] - null_rows[i]);
 }
 
 void DecodingLoop::constrain_markers(const cdz_token_tree* draft) {
@@ -172,7 +191,7 @@ void DecodingLoop::constrain_markers(const cdz_token_tree* draft) {
     const auto audio_end = audio_begin + static_cast<size_t>(info.audio_token_count);
     constexpr float masked = -std::numeric_limits<float>::infinity();
     for (size_t row = 0; row < markers.size(); ++row) {
-        float* logits = logits_.data() + row * static_cast<size_t>(vocab_);
+        float* logits = logits_ + row * static_cast<size_t>(vocab_);
         // The target's probability of a marker here is that a phone ends;
         // which phone comes next is the text's to say, so the next phone
         // gets the mass of every text id (their log-sum-exp).
@@ -208,8 +227,8 @@ void DecodingLoop::commit(size_t chain, const int32_t* accepted, int32_t accepte
     evaluated_ += path.size();
     if (want_hidden_) {
         const size_t width = static_cast<size_t>(stages_.backbone_info.hidden_size);
-        const auto row = evaluated_hidden_.begin() + static_cast<std::ptrdiff_t>(path.back() * width);
-        hidden_.assign(row, row + static_cast<std::ptrdiff_t>(width));
+        const float* row = evaluated_hidden_ + static_cast<size_t>(path.back()) * width;
+        hidden_.assign(row, row + width);
         hidden_position_ = static_cast<int64_t>(evaluated_) - 1;
     }
 }
@@ -248,24 +267,24 @@ const cdz_token_tree* DecodingLoop::propose() {
     return draft_.tree.node_count > 0 ? &draft_.tree : nullptr;
 }
 
-std::vector<float> DecodingLoop::target_probabilities(size_t rows) const {
-    std::vector<float> probabilities(rows * vocab_);
+const float* DecodingLoop::target_probabilities(size_t rows) {
+    target_.resize(rows * vocab_);
     for (size_t r = 0; r < rows; ++r)
-        sampling_probabilities(sampling_, logits_.data() + r * vocab_, probabilities.data() + r * vocab_, vocab_);
-    return probabilities;
+        sampling_probabilities(sampling_, logits_ + r * vocab_, target_.data() + r * vocab_, vocab_);
+    return target_.data();
 }
 
 StepResult DecodingLoop::step() {
     const cdz_token_tree* tree = nullptr;
-    std::vector<float> target;
+    const float* target = nullptr;
     if (verifying_) {
         tree = propose();
-        evaluate(sequence_.size(), tree);
+        evaluate(sequence_.size(), tree, true);
         target = target_probabilities(1 + (tree ? tree->node_count : 0));
     } else {
         // The unevaluated tokens first, so the drafter sees the hidden state
         // after them; what the acceptor emits is not verified.
-        evaluate(sequence_.size(), nullptr);
+        evaluate(sequence_.size(), nullptr, false);
         commit(pending_, nullptr, 0);
         tree = propose();
     }
@@ -282,14 +301,14 @@ StepResult DecodingLoop::step() {
             input.struct_size = sizeof(input);
             input.tree = tree ? tree : &empty_tree;
             input.vocab_size = vocab_;
-            input.target_probabilities = verifying_ ? target.data() : nullptr;
+            input.target_probabilities = target;
             input.draft_probabilities = draft_probabilities_ ? draft_probabilities_.data<float>() : nullptr;
             input.sampling = &sampling_;
             throw_if_error(stages_.acceptor->vtable<cdz_acceptor_vtable>().accept(stages_.acceptor->context(), &input,
                                                                                   &result),
                            stages_.acceptor->name() + ": accept");
         } else {
-            emitted_[0] = static_cast<int32_t>(sample_index(stages_.sampling_rng, target.data(), vocab_));
+            emitted_[0] = static_cast<int32_t>(sample_index(stages_.sampling_rng, target, vocab_));
             result.emitted_count = 1;
         }
     }

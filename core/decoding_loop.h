@@ -56,10 +56,12 @@ public:
 
 private:
     // Evaluates sequence[evaluated_, end) as a chain with `draft` hanging
-    // from its last token; keeps the logits from that last token on.
-    void evaluate(size_t end, const cdz_token_tree* draft);
-    // The null-text session's logits for the same tree, folded into logits_.
-    void guide(const cdz_token_tree& tree);
+    // from its last token; with `want_logits`, keeps the logits from that
+    // last token on (the backbone computes no others).
+    void evaluate(size_t end, const cdz_token_tree* draft, bool want_logits);
+    // The null-text session evaluates the same tree; with logits, they are
+    // folded into logits_.
+    void guide(const cdz_token_tree& tree, bool want_logits);
     // Gives each row's text-id mass to the next phone of its path, masks the
     // rest, and ends phones that have lasted too long.
     void constrain_markers(const cdz_token_tree* draft);
@@ -68,7 +70,8 @@ private:
     void commit(size_t chain, const int32_t* accepted, int32_t accepted_count);
     // Asks the drafter for a tree; null when there is no drafter or no tree.
     const cdz_token_tree* propose();
-    std::vector<float> target_probabilities(size_t rows) const;
+    // The sampling distribution of the first `rows` rows of logits_.
+    const float* target_probabilities(size_t rows);
 
     EngineStages& stages_;
     const cdz_backbone_vtable& backbone_;
@@ -87,8 +90,11 @@ private:
     int64_t frames_since_marker_ = 0;  // audio frames emitted since the last marker
     size_t evaluated_ = 0;       // tokens of sequence_ in the backbone's cache
     size_t pending_ = 0;         // tokens of the last evaluation before its draft
-    std::vector<float> logits_;  // [1 + draft nodes, vocab] from the last evaluation
-    std::vector<float> evaluated_hidden_;  // [rows, hidden] of the last evaluation
+    std::vector<int32_t> pass_tokens_, pass_parents_;  // the last evaluation's tree
+    ManagedTensor logits_tensor_, hidden_tensor_;      // the last evaluation's outputs
+    float* logits_ = nullptr;  // [1 + draft nodes, vocab] in logits_tensor_, from the chain's last token
+    const float* evaluated_hidden_ = nullptr;  // [rows, hidden] in hidden_tensor_
+    std::vector<float> target_;  // target_probabilities' rows
     std::vector<float> hidden_;  // the target's hidden state at hidden_position_
     int64_t hidden_position_ = -1;
 

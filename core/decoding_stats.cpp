@@ -30,6 +30,10 @@ std::vector<double> DecodingStats::acceptance_by_depth() const {
     return rates;
 }
 
+double DecodingStats::loop_overhead_seconds() const {
+    return std::max(0.0, loop_seconds - draft_seconds - verify_seconds - accept_seconds);
+}
+
 void DecodingStats::fill(cdz_stats& out) const {
     cdz_stats full{};
     full.struct_size = out.struct_size;
@@ -38,15 +42,17 @@ void DecodingStats::fill(cdz_stats& out) const {
     full.target_passes = target_passes_;
     full.draft_passes = draft_passes_;
     full.mean_accepted_length = mean_accepted_length();
-    const double decode_seconds = draft_seconds + verify_seconds + accept_seconds;
-    full.tokens_per_second = decode_seconds > 0 ? tokens_ / decode_seconds : 0.0;
-    full.seconds_per_token = tokens_ ? decode_seconds / tokens_ : 0.0;
+    full.tokens_per_second = loop_seconds > 0 ? tokens_ / loop_seconds : 0.0;
+    full.seconds_per_token = tokens_ ? loop_seconds / tokens_ : 0.0;
     full.audio_seconds = audio_seconds;
     full.wall_seconds = wall_seconds;
     full.draft_seconds = draft_seconds;
     full.verify_seconds = verify_seconds;
     full.accept_seconds = accept_seconds;
-    full.other_seconds = std::max(0.0, wall_seconds - decode_seconds);
+    full.other_seconds = std::max(0.0, wall_seconds - draft_seconds - verify_seconds - accept_seconds);
+    full.loop_seconds = loop_seconds;
+    full.loop_overhead_seconds = loop_overhead_seconds();
+    full.codec_seconds = codec_seconds;
     const auto rates = acceptance_by_depth();
     full.position_count = static_cast<int32_t>(std::min<size_t>(rates.size(), CDZ_STATS_MAX_POSITIONS));
     for (int32_t i = 0; i < full.position_count; ++i) full.acceptance_rate[i] = rates[i];
@@ -57,6 +63,8 @@ void DecodingStats::add(const DecodingStats& other) {
     draft_seconds += other.draft_seconds;
     verify_seconds += other.verify_seconds;
     accept_seconds += other.accept_seconds;
+    loop_seconds += other.loop_seconds;
+    codec_seconds += other.codec_seconds;
     wall_seconds += other.wall_seconds;
     audio_seconds += other.audio_seconds;
     tokens_ += other.tokens_;

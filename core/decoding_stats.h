@@ -19,10 +19,17 @@ public:
     double draft_seconds = 0.0;
     double verify_seconds = 0.0;
     double accept_seconds = 0.0;
+    // The decoding loop from the prompt's prefill to the last token: draft,
+    // verify and accept plus what lies between them (sampling, bookkeeping);
+    // tokens per second are counted over this time.
+    double loop_seconds = 0.0;
+    double codec_seconds = 0.0;  // decoding codes to audio, streamed or at the end
     double wall_seconds = 0.0;
     double audio_seconds = 0.0;
 
     int64_t tokens_generated() const { return tokens_; }
+    // Loop time outside the draft, verify and accept stages.
+    double loop_overhead_seconds() const;
     int64_t steps() const { return steps_; }
     double mean_accepted_length() const;  // tokens per step
     // Fraction of steps reaching depth d + 1 that accepted it.

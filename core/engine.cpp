@@ -3,6 +3,7 @@
 #include "engine_stages.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <limits>
 
@@ -251,6 +252,8 @@ std::vector<float> Engine::synthesize(const SynthesisRequest& request) {
     const cdz_sampling sampling = restrict_sampling_to_audio(config_.sampling, info);
     PhoneMarkerRule markers{std::move(phone_sequence),
                             static_cast<int64_t>(std::ceil(config_.max_phone_seconds * s.codec_info.frame_rate))};
+    const size_t prompt_length = sequence.size();
+    const auto loop_start = std::chrono::steady_clock::now();
     DecodingLoop loop(s, sampling, config_.guidance_scale, stats_, std::move(sequence), capacity, std::move(markers));
 
     std::vector<int32_t> codes;
@@ -273,6 +276,7 @@ std::vector<float> Engine::synthesize(const SynthesisRequest& request) {
         if (!streaming || (!last && ready < stream_chunk_frames)) return;
         TensorView view(codes.data() + streamed_frames, int32_type, {1, static_cast<int64_t>(ready)});
         ManagedTensor audio;
+        ScopedTimer timer(stats_.codec_seconds);
         throw_if_error(codec.stream_decode(stream, view.get(), last ? 1 : 0, audio.out()), s.codec->name());
         streamed_frames = codes.size();
         deliver(audio);
@@ -281,6 +285,8 @@ std::vector<float> Engine::synthesize(const SynthesisRequest& request) {
     bool finished = false;
     size_t emitted = 0;
     while (!finished && codes.size() < max_frames && emitted < max_tokens) {
+        context_positions_ += static_cast<double>(prompt_length + emitted);
+        ++context_steps_;
         const StepResult step = loop.step();
         int32_t used = 0;  // emitted tokens up to the end token or the frame limit
         for (int32_t token : step.emitted) {
@@ -303,6 +309,9 @@ std::vector<float> Engine::synthesize(const SynthesisRequest& request) {
         stats_.record_step(step.tree_depth, accepted, used);
         stream_out(false);
     }
+    // The streamed chunks' decoding and the audio callback are not the loop's.
+    stats_.loop_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - loop_start).count() -
+                          stats_.codec_seconds;
 
     if (streaming) {
         stream_out(true);
@@ -312,6 +321,7 @@ std::vector<float> Engine::synthesize(const SynthesisRequest& request) {
     if (!codes.empty()) {
         TensorView view(codes.data(), int32_type, {1, static_cast<int64_t>(codes.size())});
         ManagedTensor decoded;
+        ScopedTimer timer(stats_.codec_seconds);
         throw_if_error(codec.decode(s.codec->context(), view.get(), decoded.out()), s.codec->name() + ": decode");
         const auto shape = decoded.expect(kDLFloat, 32, 1, s.codec->name() + ": audio");
         audio.assign(decoded.data<float>(), decoded.data<float>() + shape[0]);

@@ -57,7 +57,10 @@ public:
         int32_t draft_depth = 0;
         int32_t draft_nodes = 0;
         int64_t weight_bytes = 0;            // the backbone's parameters; 0: unknown
+        int64_t context_length = 0;          // the committed tokens each pass attends to
     };
+    // After the committed context this engine's syntheses decoded at on
+    // average (64 tokens before any synthesis), as a synthesis pays it.
     CostProfile measure_costs(const std::vector<int>& sizes, int repeats);
 
     // The pipeline's frontend and codec on their own (no backbone needed):
@@ -93,6 +96,8 @@ private:
     bool default_voice_encoded_ = false;
     std::unique_ptr<EngineStages> stages_;
     DecodingStats stats_;
+    double context_positions_ = 0.0;  // the sequence length at each step, summed over every synthesis
+    int64_t context_steps_ = 0;
 };
 
 }  // namespace cadenza

@@ -14,7 +14,7 @@
 namespace cadenza {
 namespace {
 
-constexpr int32_t context_length = 64;
+constexpr int32_t default_context_length = 64;
 
 double median(std::vector<double> values) {
     std::sort(values.begin(), values.end());
@@ -43,6 +43,13 @@ Engine::CostProfile Engine::measure_costs(const std::vector<int>& sizes, int rep
     const auto& backbone = s.backbone->vtable<cdz_backbone_vtable>();
     const cdz_backbone_info& info = s.backbone_info;
     const int largest = sizes.empty() ? 1 : *std::max_element(sizes.begin(), sizes.end());
+    int32_t context_length = context_steps_ > 0 ? static_cast<int32_t>(context_positions_ / context_steps_)
+                                                : default_context_length;
+    const int64_t drafted = s.drafter ? s.drafter_info.max_nodes : 0;
+    if (info.max_sequence_length > 0)
+        context_length = static_cast<int32_t>(
+            std::min<int64_t>(context_length, info.max_sequence_length - largest - drafted - 8));
+    context_length = std::max(context_length, 1);
 
     // A context of audio tokens, as in the middle of a synthesis.
     std::vector<int32_t> context(context_length + largest);
@@ -66,6 +73,7 @@ Engine::CostProfile Engine::measure_costs(const std::vector<int>& sizes, int rep
     throw_if_error(backbone.session_commit(session.get(), path.data(), context_length), s.backbone->name());
 
     CostProfile profile;
+    profile.context_length = context_length;
     profile.sizes = sizes;
     profile.weight_bytes = info.weight_bytes;
     for (int size : sizes) {
@@ -79,7 +87,7 @@ Engine::CostProfile Engine::measure_costs(const std::vector<int>& sizes, int rep
     if (s.drafter) {
         const auto& drafter = s.drafter->vtable<cdz_drafter_vtable>();
         void* raw_draft = nullptr;
-        throw_if_error(drafter.session_create(s.drafter->context(), context_length + 64, &raw_draft), s.drafter->name());
+        throw_if_error(drafter.session_create(s.drafter->context(), context_length + drafted + 8, &raw_draft), s.drafter->name());
         PluginSession draft_session(raw_draft, drafter.session_destroy);
         std::vector<float> hidden(static_cast<size_t>(std::max<int64_t>(info.hidden_size, 1)), 0.0f);
         TensorView hidden_view(hidden.data(), DLDataType{kDLFloat, 32, 1}, {static_cast<int64_t>(hidden.size())});

@@ -48,6 +48,11 @@ public:
         return reinterpret_cast<const T*>(static_cast<const char*>(tensor_->dl_tensor.data) +
                                           tensor_->dl_tensor.byte_offset);
     }
+    // For a tensor handed over to the host, which owns it (a backbone's logits).
+    template <typename T>
+    T* mutable_data() {
+        return reinterpret_cast<T*>(static_cast<char*>(tensor_->dl_tensor.data) + tensor_->dl_tensor.byte_offset);
+    }
 
 private:
     DLManagedTensor* tensor_ = nullptr;

@@ -29,7 +29,7 @@ extern "C" {
 #endif
 
 #define CDZ_ABI_VERSION_MAJOR 0
-#define CDZ_ABI_VERSION_MINOR 2
+#define CDZ_ABI_VERSION_MINOR 3
 
 /* ------------------------------------------------------------------------ */
 /* Versions and status                                                       */
@@ -137,7 +137,7 @@ typedef struct cdz_stats {
     int64_t target_passes;          /* backbone forward passes */
     int64_t draft_passes;           /* drafter proposals */
     double mean_accepted_length;    /* accepted drafts + 1 per step */
-    double tokens_per_second;
+    double tokens_per_second;       /* over loop_seconds (since ABI 0.3; before, draft + verify + accept) */
     double seconds_per_token;
     double audio_seconds;
     double wall_seconds;
@@ -147,6 +147,12 @@ typedef struct cdz_stats {
     double other_seconds;           /* frontend, codec, bookkeeping */
     int32_t position_count;         /* entries used in acceptance_rate */
     double acceptance_rate[CDZ_STATS_MAX_POSITIONS]; /* per draft depth */
+    /* Since ABI 0.3. The decoding loop from the prompt's prefill to the last
+     * token, its part outside draft, verify and accept (sampling,
+     * bookkeeping), and the codec's decoding. */
+    double loop_seconds;
+    double loop_overhead_seconds;
+    double codec_seconds;
 } cdz_stats;
 
 /* Fills `out` up to out->struct_size (set it before the call). */

@@ -34,7 +34,7 @@ extern "C" {
 #endif
 
 #define CDZ_PLUGIN_ABI_MAJOR 0
-#define CDZ_PLUGIN_ABI_MINOR 2
+#define CDZ_PLUGIN_ABI_MINOR 3
 #define CDZ_PLUGIN_ENTRY_SYMBOL "cdz_plugin_entry"
 
 #if defined(_WIN32)
@@ -267,10 +267,17 @@ typedef struct cdz_backbone_info {
 
 typedef struct cdz_backbone_output {
     uint32_t struct_size;
-    /* float32 [node_count, vocab]: next-token logits after each node. */
+    /* float32 [node_count - logits_from, vocab]: next-token logits after
+     * each node from logits_from on (all nodes when the backbone predates
+     * logits_from). The host owns the tensor and may overwrite it. */
     DLManagedTensor* logits;
     /* float32 [node_count, hidden]: last hidden states, when asked for. */
     DLManagedTensor* hidden;
+    /* Added in ABI 0.3, set by the host before the call: the first node
+     * whose logits anyone reads (0: all; node_count: none, and logits may
+     * then be NULL). A backbone skips the output head for the nodes before
+     * it: a prompt's prefill or a pass whose logits nobody verifies. */
+    int32_t logits_from;
 } cdz_backbone_output;
 
 typedef struct cdz_backbone_vtable {

@@ -1,6 +1,8 @@
 // backbone.llama: a LLaMA-architecture target model (LLaSA, CosyVoice 2's
 // Qwen2 LM) from a Hugging Face safetensors checkpoint, with a preallocated
 // KV cache per session, tree verification and compaction to the accepted path.
+#include <algorithm>
+#include <cstddef>
 #include <exception>
 #include <filesystem>
 #include <memory>
@@ -201,8 +203,11 @@ cdz_status* session_forward(void* raw, const cdz_token_tree* tree, int want_hidd
         c10::InferenceMode inference;
         const std::vector<int32_t> tokens(tree->tokens, tree->tokens + tree->node_count);
         const std::vector<int32_t> parents(tree->parents, tree->parents + tree->node_count);
-        TreeOutput result = session->backbone->model->forward_tree(session->cache, tokens, parents);
-        out->logits = export_tensor(result.logits);
+        // The host says from which node on it reads logits (ABI 0.3).
+        const bool has_logits_from = out->struct_size >= offsetof(cdz_backbone_output, logits_from) + sizeof(int32_t);
+        const int64_t logits_from = has_logits_from ? std::clamp<int64_t>(out->logits_from, 0, tree->node_count) : 0;
+        TreeOutput result = session->backbone->model->forward_tree(session->cache, tokens, parents, logits_from);
+        out->logits = result.logits.defined() ? export_tensor(result.logits) : nullptr;
         out->hidden = want_hidden ? export_tensor(result.hidden) : nullptr;
     });
 }

@@ -23,7 +23,7 @@ at::Tensor LlamaModel::rms_norm(const at::Tensor& x, const at::Tensor& weight) c
 }
 
 TreeOutput LlamaModel::forward_tree(KvCache& cache, const std::vector<int32_t>& tokens,
-                                    const std::vector<int32_t>& parents, bool want_logits) const {
+                                    const std::vector<int32_t>& parents, int64_t logits_from) const {
     const LlamaConfig& c = config();
     const auto n = static_cast<int64_t>(tokens.size());
     if (n == 0 || parents.size() != tokens.size())
@@ -97,7 +97,9 @@ TreeOutput LlamaModel::forward_tree(KvCache& cache, const std::vector<int32_t>& 
     }
     TreeOutput out;
     out.hidden = rms_norm(x, weights_.norm);
-    if (want_logits) out.logits = project(out.hidden, weights_.lm_head);
+    if (logits_from < n)
+        out.logits = project(logits_from > 0 ? out.hidden.narrow(0, logits_from, n - logits_from) : out.hidden,
+                             weights_.lm_head);
     return out;
 }
 

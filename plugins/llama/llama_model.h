@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <vector>
 
 #include <ATen/ATen.h>
@@ -41,9 +42,11 @@ public:
     // Evaluates a token tree after the cache's committed prefix: node i
     // (parents[i] < i, -1 for a child of the prefix) sits at position
     // length + depth(i) and attends to the prefix and its own ancestors.
-    // Its keys and values stay pending in the cache until commit.
+    // Its keys and values stay pending in the cache until commit. Logits
+    // are computed for nodes [logits_from, n) only (none for no_logits).
+    static constexpr int64_t no_logits = std::numeric_limits<int64_t>::max();
     TreeOutput forward_tree(KvCache& cache, const std::vector<int32_t>& tokens, const std::vector<int32_t>& parents,
-                            bool want_logits = true) const;
+                            int64_t logits_from = 0) const;
 
     // Hidden states after the final norm for token sequences [batch, time]
     // (positions 0..time-1, causal); differentiable.
