@@ -69,6 +69,12 @@ int64_t param_int(const cdz_params* params, const char* key) {
     return value;
 }
 
+double param_float(const cdz_params* params, const char* key) {
+    double value = 0;
+    throw_if_error(g_host->params_get_float(params, key, &value));
+    return value;
+}
+
 std::string param_string(const cdz_params* params, const char* key) {
     const char* value = nullptr;
     throw_if_error(g_host->params_get_string(params, key, &value));
@@ -122,8 +128,9 @@ float* ProbabilityRows::prepare(int64_t rows, int64_t vocab) {
     return block_->data.data();
 }
 
-DLManagedTensor* ProbabilityRows::lend() {
+DLManagedTensor* ProbabilityRows::lend(int64_t rows) {
     Block& b = *block_;
+    if (rows >= 0 && rows < b.shape[0]) b.shape[0] = rows;
     b.lent = block_;
     DLTensor& dl = b.managed.dl_tensor;
     dl.data = b.data.data();

@@ -49,6 +49,7 @@ cdz_status* guarded(const char* plugin, Body&& body) noexcept {
 void apply_threads(int64_t threads);
 
 int64_t param_int(const cdz_params* params, const char* key);
+double param_float(const cdz_params* params, const char* key);
 std::string param_string(const cdz_params* params, const char* key);
 
 // host->sampling_probabilities and host->sample_index, throwing on error.
@@ -82,8 +83,9 @@ class ProbabilityRows {
 public:
     // Room for rows x vocab floats; the contents are stale, the caller fills them.
     float* prepare(int64_t rows, int64_t vocab);
-    // Lends the prepared block to the host; its deleter gives it back.
-    DLManagedTensor* lend();
+    // Lends the prepared block to the host, its first `rows` rows when a
+    // proposal used fewer than prepared (-1: all); its deleter gives it back.
+    DLManagedTensor* lend(int64_t rows = -1);
 
 private:
     struct Block {

@@ -16,7 +16,8 @@
 //  2. Chain (branching = 1): draw token 1 from the distribution after the
 //     sequence, evaluate it alone and commit it, draw token 2 from the
 //     distribution after it, ..., `length` tokens, `length` - 1 one-token
-//     passes. The drafted tokens stay in the cache; the next sync keeps the
+//     passes; with `stop_probability` the chain ends early after a token
+//     the draft itself gave less than that probability. The drafted tokens stay in the cache; the next sync keeps the
 //     accepted ones (after a fully accepted step it evaluates the last draft
 //     and the target's bonus token).
 //     Tree (branching = b > 1): each node of a level gets b children drawn
@@ -83,6 +84,9 @@ const cdz_param_spec params[] = {
      "children per node, drawn i.i.d. from the node's distribution; 1 proposes a chain"},
     {"threads", CDZ_PARAM_INT, "0", 1, 0, 1024, nullptr,
      "LibTorch intra-op threads (process-wide); 0: keep the process's setting (the backbone's)"},
+    {"stop_probability", CDZ_PARAM_FLOAT, "0", 1, 0, 1, nullptr,
+     "a chain stops growing after a token the draft gave less than this probability (dynamic length); 0: always "
+     "`length` tokens"},
 };
 
 // One layer prepared for one-token passes.
@@ -101,6 +105,7 @@ struct Drafter {
     at::Tensor head;                // [V, H] contiguous
     int64_t length = 3;
     int64_t branching = 1;
+    double stop_probability = 0.0;
     int64_t max_positions = 0;
     cdz_rng* rng = nullptr;
 
@@ -186,6 +191,9 @@ cdz_status* create(const cdz_instance_args* args, void** out_ctx) {
         const std::filesystem::path model = drafts::param_string(args->params, "model");
         drafter->length = drafts::param_int(args->params, "length");
         drafter->branching = drafts::param_int(args->params, "branching");
+        drafter->stop_probability = drafts::param_float(args->params, "stop_probability");
+        if (drafter->stop_probability > 0 && drafter->branching > 1)
+            throw Error(CDZ_STATUS_INVALID_CONFIG, "stop_probability shortens chains; it needs branching = 1");
         if (drafter->max_nodes() > max_tree_nodes)
             throw Error(CDZ_STATUS_INVALID_CONFIG, "length " + std::to_string(drafter->length) + " with branching " +
                                                        std::to_string(drafter->branching) + " makes a tree of " +
@@ -266,7 +274,7 @@ const float* extend(Session& s, const int32_t* tokens, int64_t count, const draf
     s.pass_tokens.assign(tokens, tokens + count);
     s.pass_parents.resize(static_cast<size_t>(count));
     std::iota(s.pass_parents.begin(), s.pass_parents.end(), -1);
-    const TreeOutput out = s.drafter->model->forward_tree(s.cache, s.pass_tokens, s.pass_parents, false);
+    const TreeOutput out = s.drafter->model->forward_tree(s.cache, s.pass_tokens, s.pass_parents, LlamaModel::no_logits);
     s.path.resize(static_cast<size_t>(count));
     std::iota(s.path.begin(), s.path.end(), 0);
     s.cache.commit(s.path);
@@ -465,6 +473,10 @@ cdz_status* propose(void* raw, const cdz_draft_input* in, cdz_draft_output* out)
             // 2a. A chain: each drafted token is evaluated and committed.
             for (int64_t k = 0; k < depth; ++k) {
                 draw_children(s, *in, logits, static_cast<int32_t>(k) - 1, 1, rows, vocab);
+                // The draft's own probability of its token: below the
+                // threshold a next token would rarely be accepted.
+                const float drafted = rows[static_cast<size_t>(k) * vocab + static_cast<size_t>(s.tokens.back())];
+                if (drafted < d.stop_probability) break;
                 if (k + 1 < depth)
                     logits = d.fast ? decode_chain(s, &s.tokens.back(), 1, range) : extend(s, &s.tokens.back(), 1, range);
             }
@@ -474,7 +486,7 @@ cdz_status* propose(void* raw, const cdz_draft_input* in, cdz_draft_output* out)
             size_t level_begin = 0;
             for (int64_t k = 1; k < depth; ++k) {
                 const size_t level_end = s.tokens.size();
-                const TreeOutput pass = d.model->forward_tree(s.cache, s.tokens, s.parents, false);
+                const TreeOutput pass = d.model->forward_tree(s.cache, s.tokens, s.parents, LlamaModel::no_logits);
                 const auto frontier = static_cast<int64_t>(level_end - level_begin);
                 reserve_logits(s, frontier);
                 for (int64_t f = 0; f < frontier; ++f)
@@ -488,7 +500,7 @@ cdz_status* propose(void* raw, const cdz_draft_input* in, cdz_draft_output* out)
             }
         }
         drafts::set_tree(out, s.tokens, s.parents);
-        out->probabilities = s.rows.lend();
+        out->probabilities = s.rows.lend(static_cast<int64_t>(s.tokens.size()));
     });
 }
 

@@ -81,6 +81,35 @@ TEST(ShallowDraft, ProposesAChainOfLengthTokens) {
     }
 }
 
+TEST(ShallowDraft, StopProbabilityEndsTheChainAfterAnUnlikelyToken) {
+    // Sampled at temperature 1, a chain of 8 stops right after the first
+    // token whose own row gives it less than the threshold; every token
+    // before it reached the threshold. The threshold 1 stops after one token.
+    const std::string table = shallow_table(8) + "stop_probability = 0.05\n";
+    DrafterPlugin drafter(table);
+    EXPECT_EQ(drafter.info().max_nodes, 8);
+    void* session = drafter.new_session();
+    size_t shortened = 0;
+    for (int step = 0; step < 12; ++step) {
+        const auto p = drafter.propose(session, test::prompt_tokens("dynamic length " + std::to_string(step) + "."),
+                                       test::synthesis_sampling(1.0));
+        ASSERT_GE(p.tokens.size(), 1u);
+        ASSERT_LE(p.tokens.size(), 8u);
+        for (size_t i = 0; i < p.tokens.size(); ++i) {
+            const float own = row(p.probabilities, i)[static_cast<size_t>(p.tokens[i])];
+            if (i + 1 < p.tokens.size()) EXPECT_GE(own, 0.05f) << "step " << step << ", node " << i;
+            else if (p.tokens.size() < 8) EXPECT_LT(own, 0.05f) << "step " << step << ", node " << i;
+        }
+        if (p.tokens.size() < 8) ++shortened;
+    }
+    EXPECT_GT(shortened, 0u);  // the random draft's rows are flat: chains do stop early
+    DrafterPlugin always_stops(shallow_table(8) + "stop_probability = 1\n");
+    const auto one = always_stops.propose(always_stops.new_session(), test::prompt_tokens("one."),
+                                          test::synthesis_sampling(1.0));
+    EXPECT_EQ(one.tokens.size(), 1u);
+    EXPECT_THROW(DrafterPlugin(shallow_table(2, 2) + "stop_probability = 0.5\n"), Error);
+}
+
 TEST(ShallowDraft, RowsMatchTheDraftModelsOwnForwardPass) {
     // The one-token fast path and the tree pass against the independent
     // whole-sequence path of the draft's weights.
