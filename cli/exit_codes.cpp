@@ -6,13 +6,14 @@
 
 namespace cadenza::cli {
 
+bool is_internal_error(const std::exception& error) {
+    const auto* known = dynamic_cast<const Error*>(&error);
+    return !known || known->code() == CDZ_STATUS_INTERNAL || known->code() == CDZ_STATUS_OUT_OF_MEMORY;
+}
+
 int report_exception(const std::exception& error) {
     std::cerr << "cadenza: error: " << error.what() << '\n';
-    if (const auto* known = dynamic_cast<const Error*>(&error)) {
-        const bool internal = known->code() == CDZ_STATUS_INTERNAL || known->code() == CDZ_STATUS_OUT_OF_MEMORY;
-        return internal ? exit_internal_error : exit_user_error;
-    }
-    return exit_internal_error;
+    return is_internal_error(error) ? exit_internal_error : exit_user_error;
 }
 
 }  // namespace cadenza::cli

@@ -1,11 +1,10 @@
 #include "speech_bench.h"
 
-
 #include <chrono>
-#include <functional>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <optional>
 
@@ -77,19 +76,30 @@ SpeechPipelineResult time_pipeline(Engine& engine, const std::string& file, cons
             samples.insert(samples.end(), chunk, chunk + count);
             return true;
         };
+        SentenceSynthesis synthesis;
         try {
             engine.synthesize(request);
-        } catch (const Error& error) {
-            throw Error(error.code(), file + ": sentence '" + sentence.id + "' (" + sentence.where + "): " + error.what());
+        } catch (const std::exception& error) {
+            // Recorded, reported and counted as all words deleted; the run goes on.
+            synthesis.failure = SentenceFailure{error.what(), is_internal_error(error)};
+            std::cerr << "\n"
+                      << (synthesis.failure->internal ? "cadenza: internal error (a bug; please report it): "
+                                                      : "cadenza: sentence failed: ")
+                      << file << ": sentence '" << sentence.id << "' (" << sentence.where << "): " << error.what()
+                      << "\n";
+            samples.clear();
         }
-        SentenceTiming timing;
-        timing.wall_seconds = seconds_since(start);
-        // Without streaming the one callback comes after the whole decoding.
-        timing.first_audio_seconds = streams && first_audio_seconds ? *first_audio_seconds : timing.wall_seconds;
-        timing.tokens = engine.stats().tokens_generated();
-        timing.audio_seconds = audio.sample_rate > 0 ? static_cast<double>(samples.size()) / audio.sample_rate : 0.0;
-        result.sentences.push_back(timing);
-        result.run.stats.add(engine.stats());
+        if (!synthesis.failure) {
+            synthesis.wall_seconds = seconds_since(start);
+            // Without streaming the one callback comes after the whole decoding.
+            synthesis.first_audio_seconds =
+                streams && first_audio_seconds ? *first_audio_seconds : synthesis.wall_seconds;
+            synthesis.tokens = engine.stats().tokens_generated();
+            synthesis.audio_seconds =
+                audio.sample_rate > 0 ? static_cast<double>(samples.size()) / audio.sample_rate : 0.0;
+            result.run.stats.add(engine.stats());
+        }
+        result.sentences.push_back(synthesis);
         audio.sentences.push_back(std::move(samples));
     }
     std::cerr << "\r" << position << result.run.name << ": measuring costs   " << std::flush;
@@ -115,7 +125,8 @@ PipelineAudio resynthesize_originals(Engine& engine, const SpeechSentenceSet& se
 }
 
 // The original recordings and their resynthesis first, then each pipeline's
-// speech, in one run so that the recognizers load once per thread.
+// speech, in one run so that the recognizers load once per thread. A
+// sentence that failed has no speech: it is scored as all words deleted.
 void recognize(SpeechBenchResult& result, PipelineAudio& resynthesis, std::vector<PipelineAudio>& audio,
                const SpeechBenchOptions& options) {
     const auto& sentences = result.sentences.sentences;
@@ -126,10 +137,18 @@ void recognize(SpeechBenchResult& result, PipelineAudio& resynthesis, std::vecto
         items.push_back(recognition::ScoringItem::from_samples(
             sentences[i].id, std::move(resynthesis.sentences[i]), resynthesis.sample_rate, sentences[i].text));
     resynthesis.sentences.clear();
-    for (auto& pipeline : audio)
-        for (size_t i = 0; i < sentences.size(); ++i)
+    // Where each pipeline's sentence is among the items; none when it failed.
+    std::vector<std::vector<std::optional<size_t>>> item_of(result.pipelines.size());
+    for (size_t p = 0; p < result.pipelines.size(); ++p)
+        for (size_t i = 0; i < sentences.size(); ++i) {
+            if (result.pipelines[p].sentences.at(i).failure) {
+                item_of[p].emplace_back();
+                continue;
+            }
+            item_of[p].emplace_back(items.size());
             items.push_back(recognition::ScoringItem::from_samples(
-                sentences[i].id, std::move(pipeline.sentences[i]), pipeline.sample_rate, sentences[i].text));
+                sentences[i].id, std::move(audio[p].sentences[i]), audio[p].sample_rate, sentences[i].text));
+        }
     audio.clear();
 
     recognition::TranscriptionOptions run = options.recognition;
@@ -150,9 +169,15 @@ void recognize(SpeechBenchResult& result, PipelineAudio& resynthesis, std::vecto
     };
     take(0, result.original, result.original_errors);
     if (resynthesized) take(1, result.resynthesis, result.resynthesis_errors);
-    const size_t first_pipeline = resynthesized ? 2 : 1;
-    for (size_t p = 0; p < result.pipelines.size(); ++p)
-        take(first_pipeline + p, result.pipelines[p].recognized, result.pipelines[p].errors);
+    for (size_t p = 0; p < result.pipelines.size(); ++p) {
+        auto& pipeline = result.pipelines[p];
+        for (size_t i = 0; i < sentences.size(); ++i) {
+            const auto& item = item_of[p][i];
+            pipeline.recognized.push_back(item ? std::move(report.utterances[*item])
+                                               : failed_sentence_result(sentences[i].id, sentences[i].text));
+            pipeline.errors.add(pipeline.recognized.back());
+        }
+    }
 }
 
 void write_file(const std::string& path, const std::string& text) {
@@ -172,12 +197,15 @@ int run_speech_bench(const SpeechBenchOptions& options) {
     result.recognizer = options.recognition.recognizer;
     result.sentences = read_speech_sentences(options.sentences);
     check_before_running(options);
+    // Every pipeline file is read and checked before the first one runs.
+    std::vector<PipelineConfig> configs;
+    for (const auto& file : options.pipelines) configs.push_back(load_pipeline_config_file(file));
 
     std::vector<PipelineAudio> audio;
     PipelineAudio resynthesis;
     for (size_t p = 0; p < options.pipelines.size(); ++p) {
         const std::string& file = options.pipelines[p];
-        Engine engine(load_pipeline_config_file(file));
+        Engine engine(std::move(configs[p]));
         if (p == 0) {
             if (!engine.has_codec())
                 throw Error(CDZ_STATUS_INVALID_CONFIG, file + ": the speech suite needs pipelines with a [codec]");
@@ -197,6 +225,7 @@ int run_speech_bench(const SpeechBenchOptions& options) {
         pipeline.figures = compute_figures(pipeline.run, result.pipelines.front().run);
 
     recognize(result, resynthesis, audio, options);
+    estimate_wer_intervals(result);
 
     print_speech_bench(std::cout, result);
     if (!options.json_file.empty()) write_file(options.json_file, speech_bench_json(result).dump(2) + "\n");
@@ -210,6 +239,14 @@ int run_speech_bench(const SpeechBenchOptions& options) {
                                      " sentences of split " + result.source.split,
                                  result.pipelines.front().run.name);
         std::cerr << "wrote " << options.plot_file << '\n';
+    }
+    size_t internal_errors = 0;
+    for (const auto& p : result.pipelines) internal_errors += p.internal_errors();
+    if (internal_errors > 0) {
+        std::cerr << "cadenza: error: " << internal_errors
+                  << " sentence(s) failed with an internal error (a bug; please report it): see \"failed sentences\" "
+                     "above; every other result is reported\n";
+        return exit_internal_error;
     }
     return exit_ok;
 }

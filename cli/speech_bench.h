@@ -22,8 +22,11 @@ struct SpeechBenchOptions {
     std::string json_file, csv_file, plot_file;  // empty: not written
 };
 
-// Prints the table and writes the files asked for; returns the exit code.
-// Throws cadenza::Error on bad input, before any pipeline runs when it can.
+// Prints the table and writes the files asked for; returns the exit code:
+// exit_internal_error when a sentence failed with an internal error (a bug),
+// after everything else is reported. A sentence that fails is recorded and
+// the run goes on. Throws cadenza::Error on bad input, before any pipeline
+// runs when it can.
 int run_speech_bench(const SpeechBenchOptions& options);
 
 }  // namespace cadenza::cli

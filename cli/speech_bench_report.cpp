@@ -52,18 +52,118 @@ nlohmann::json errors_json(const ErrorTotals& totals, const ErrorTotals& origina
             {"recognition_cpu_seconds", totals.recognition_seconds}};
 }
 
+std::vector<EditCounts> sentence_words(const SpeechPipelineResult& pipeline) {
+    std::vector<EditCounts> words;
+    for (const auto& r : pipeline.recognized) words.push_back(r.words);
+    return words;
+}
+
+std::string interval_text(const evaluation::Interval& interval, bool with_sign) {
+    auto format = [&](double value) { return with_sign ? signed_fixed(value, 1) : fixed(value, 1); };
+    return "[" + format(interval.low) + ", " + format(interval.high) + "]";
+}
+
+// Pipelines after the first have a difference to it.
+double wer_difference_points(const SpeechBenchResult& result, const SpeechPipelineResult& pipeline) {
+    return percent(pipeline.errors.words) - percent(result.pipelines.front().errors.words);
+}
+
+void print_wer_intervals(std::ostream& out, const SpeechBenchResult& result) {
+    const auto& first = result.pipelines.front();
+    out << "\nWER with 95% bootstrap intervals (" << result.bootstrap_resamples << " resamples of the "
+        << result.sentences.sentences.size() << " sentences with replacement, seed " << result.bootstrap_seed
+        << "; differences paired: both pipelines on the same resampled sentences)\n";
+    for (size_t p = 0; p < result.pipelines.size(); ++p) {
+        const auto& pipeline = result.pipelines[p];
+        out << "  " << std::left << std::setw(22) << pipeline.run.name.substr(0, 21) << std::right << "WER "
+            << std::setw(5) << fixed(percent(pipeline.errors.words), 1) << " % "
+            << interval_text(pipeline.wer_percent_ci95, false);
+        if (p > 0)
+            out << "   dWER vs " << first.run.name << " " << signed_fixed(wer_difference_points(result, pipeline), 1)
+                << " pt " << interval_text(pipeline.wer_difference_ci95, true);
+        out << '\n';
+    }
+}
+
+// At most this many failures per pipeline in the table's text; the JSON has all.
+constexpr size_t failures_listed = 5;
+
+void print_failures(std::ostream& out, const SpeechBenchResult& result) {
+    const auto& sentences = result.sentences.sentences;
+    bool heading = false;
+    for (const auto& pipeline : result.pipelines) {
+        if (pipeline.failed_sentences() == 0) continue;
+        if (!heading)
+            out << "\nfailed sentences (no audio; each counts as all its reference words and characters deleted, and "
+                   "is left out of the speed figures)\n";
+        heading = true;
+        out << "  " << pipeline.run.name << ": " << pipeline.failed_sentences() << " of " << sentences.size();
+        if (pipeline.internal_errors() > 0)
+            out << ", " << pipeline.internal_errors() << " of them internal errors (a bug; please report it)";
+        out << '\n';
+        size_t listed = 0;
+        for (size_t i = 0; i < pipeline.sentences.size(); ++i) {
+            const auto& failure = pipeline.sentences[i].failure;
+            if (!failure) continue;
+            if (listed++ == failures_listed) {
+                out << "    ... and " << pipeline.failed_sentences() - failures_listed << " more (the JSON lists all)\n";
+                break;
+            }
+            out << "    '" << sentences[i].id << "' (" << sentences[i].where
+                << "): " << (failure->internal ? "INTERNAL ERROR: " : "") << failure->message << '\n';
+        }
+    }
+}
+
 }  // namespace
 
+size_t SpeechPipelineResult::failed_sentences() const {
+    return static_cast<size_t>(
+        std::count_if(sentences.begin(), sentences.end(), [](const SentenceSynthesis& s) { return s.failure; }));
+}
+
+size_t SpeechPipelineResult::internal_errors() const {
+    return static_cast<size_t>(std::count_if(sentences.begin(), sentences.end(), [](const SentenceSynthesis& s) {
+        return s.failure && s.failure->internal;
+    }));
+}
+
+recognition::UtteranceResult failed_sentence_result(const std::string& id, const std::string& reference) {
+    recognition::UtteranceResult result;
+    result.id = id;
+    result.reference = reference;
+    result.words = recognition::word_errors(reference, "");
+    result.characters = recognition::character_errors(reference, "");
+    return result;
+}
+
+void estimate_wer_intervals(SpeechBenchResult& result) {
+    if (result.pipelines.empty()) return;
+    const evaluation::SentenceBootstrap bootstrap(result.sentences.sentences.size(), result.bootstrap_resamples,
+                                                  result.bootstrap_seed);
+    const auto first = sentence_words(result.pipelines.front());
+    for (auto& pipeline : result.pipelines) {
+        const auto words = sentence_words(pipeline);
+        pipeline.wer_percent_ci95 = bootstrap.wer_percent(words);
+        pipeline.wer_difference_ci95 = bootstrap.wer_difference_points(words, first);
+    }
+}
+
 double mean_first_audio_seconds(const SpeechPipelineResult& result) {
-    if (result.sentences.empty()) return 0;
     double sum = 0;
-    for (const auto& s : result.sentences) sum += s.first_audio_seconds;
-    return sum / result.sentences.size();
+    size_t count = 0;
+    for (const auto& s : result.sentences)
+        if (!s.failure) {
+            sum += s.first_audio_seconds;
+            ++count;
+        }
+    return count > 0 ? sum / count : 0.0;
 }
 
 double median_first_audio_seconds(const SpeechPipelineResult& result) {
     std::vector<double> seconds;
-    for (const auto& s : result.sentences) seconds.push_back(s.first_audio_seconds);
+    for (const auto& s : result.sentences)
+        if (!s.failure) seconds.push_back(s.first_audio_seconds);
     if (seconds.empty()) return 0;
     std::sort(seconds.begin(), seconds.end());
     const size_t middle = seconds.size() / 2;
@@ -91,7 +191,7 @@ void print_speech_bench(std::ostream& out, const SpeechBenchResult& result) {
     out << "\n";
 
     ExtraColumn wer{"WER %", {}}, cer{"CER %", {}}, delta{"dWER pt", {}}, over_codec{"dWER codec pt", {}},
-        ttfa{"TTFA ms", {}};
+        ttfa{"TTFA ms", {}}, failed{"failed", {}};
     for (const auto& p : result.pipelines) {
         wer.cells.push_back(fixed(percent(p.errors.words), 1));
         cer.cells.push_back(fixed(percent(p.errors.characters), 1));
@@ -99,13 +199,18 @@ void print_speech_bench(std::ostream& out, const SpeechBenchResult& result) {
         over_codec.cells.push_back(
             resynthesized ? signed_fixed(percent(p.errors.words) - percent(resynthesis.words), 1) : "-");
         ttfa.cells.push_back(fixed(1e3 * mean_first_audio_seconds(p), 1));
+        failed.cells.push_back(std::to_string(p.failed_sentences()));
     }
-    print_bench_details(out, runs_of(result), figures_of(result), {wer, cer, delta, over_codec, ttfa}, "RTF aud/s");
+    print_bench_details(out, runs_of(result), figures_of(result), {wer, cer, delta, over_codec, ttfa, failed},
+                        "RTF aud/s");
     out << "RTF aud/s = seconds of audio per second of wall time; TTFA ms = mean time from the request to the first "
            "audio (streamed when the codec can); dWER pt = WER - the original audio's, dWER codec pt = WER - the codec "
-           "resynthesis', in points\n";
+           "resynthesis', in points; failed = sentences whose synthesis failed, each counted as all its words "
+           "deleted\n";
     out << "recognition: pocketsphinx, " << result.recognition_jobs << " job(s), "
         << fixed(result.recognition_wall_seconds, 1) << " s, after every pipeline was timed\n";
+    print_wer_intervals(out, result);
+    print_failures(out, result);
 }
 
 nlohmann::json speech_bench_json(const SpeechBenchResult& result) {
@@ -128,6 +233,15 @@ nlohmann::json speech_bench_json(const SpeechBenchResult& result) {
                           {"wall_seconds", result.recognition_wall_seconds}};
     for (const auto& [name, value] : result.recognizer.decoder_settings)
         json["recognizer"]["decoder_settings"][name] = value;
+    json["wer_bootstrap"] = {
+        {"resamples", result.bootstrap_resamples},
+        {"seed", result.bootstrap_seed},
+        {"confidence", evaluation::SentenceBootstrap::default_confidence},
+        {"method", "sentences resampled with replacement; WER of a resample = its word errors summed / its reference "
+                   "words summed; percentile interval; differences to the first pipeline paired on the same "
+                   "resamples"}};
+    json["failed_sentence_scoring"] = "a sentence whose synthesis failed counts as all its reference words and "
+                                      "characters deleted; it is left out of the speed figures";
     json["original_audio"] = errors_json(result.original_errors, result.original_errors);
     if (!result.resynthesis.empty())
         json["codec_resynthesis"] = errors_json(result.resynthesis_errors, result.original_errors);
@@ -156,20 +270,36 @@ nlohmann::json speech_bench_json(const SpeechBenchResult& result) {
         const auto& pipeline = result.pipelines[p];
         auto& entry = json["pipelines"][p];
         entry.update(errors_json(pipeline.errors, result.original_errors));
+        entry["wer_percent_ci95_low"] = pipeline.wer_percent_ci95.low;
+        entry["wer_percent_ci95_high"] = pipeline.wer_percent_ci95.high;
+        if (p > 0) {
+            entry["wer_difference_vs_first_points"] = wer_difference_points(result, pipeline);
+            entry["wer_difference_vs_first_points_ci95_low"] = pipeline.wer_difference_ci95.low;
+            entry["wer_difference_vs_first_points_ci95_high"] = pipeline.wer_difference_ci95.high;
+        }
+        entry["failed_sentences"] = pipeline.failed_sentences();
+        entry["internal_errors"] = pipeline.internal_errors();
         entry["ttfa_ms"] = {{"mean", 1e3 * mean_first_audio_seconds(pipeline)},
                             {"median", 1e3 * median_first_audio_seconds(pipeline)}};
         entry["sentences"] = nlohmann::json::array();
         for (size_t i = 0; i < pipeline.sentences.size(); ++i) {
-            const auto& timing = pipeline.sentences[i];
+            const auto& synthesis = pipeline.sentences[i];
             const auto& recognized = pipeline.recognized.at(i);
-            entry["sentences"].push_back({{"id", recognized.id},
-                                          {"tokens", timing.tokens},
-                                          {"audio_seconds", timing.audio_seconds},
-                                          {"wall_seconds", timing.wall_seconds},
-                                          {"ttfa_ms", 1e3 * timing.first_audio_seconds},
-                                          {"hypothesis", recognized.hypothesis},
-                                          {"words", edit_counts_json(recognized.words)},
-                                          {"characters", edit_counts_json(recognized.characters)}});
+            nlohmann::json sentence{{"id", recognized.id},
+                                    {"failed", synthesis.failure.has_value()},
+                                    {"hypothesis", recognized.hypothesis},
+                                    {"words", edit_counts_json(recognized.words)},
+                                    {"characters", edit_counts_json(recognized.characters)}};
+            if (synthesis.failure) {
+                sentence["error"] = synthesis.failure->message;
+                sentence["internal_error"] = synthesis.failure->internal;
+            } else {
+                sentence["tokens"] = synthesis.tokens;
+                sentence["audio_seconds"] = synthesis.audio_seconds;
+                sentence["wall_seconds"] = synthesis.wall_seconds;
+                sentence["ttfa_ms"] = 1e3 * synthesis.first_audio_seconds;
+            }
+            entry["sentences"].push_back(std::move(sentence));
         }
     }
     return json;
@@ -178,17 +308,29 @@ nlohmann::json speech_bench_json(const SpeechBenchResult& result) {
 std::string speech_bench_csv(const SpeechBenchResult& result) {
     const auto& original = result.original_errors;
     std::vector<ExtraColumn> columns;
-    for (const char* name : {"sentences", "ttfa_ms", "ttfa_median_ms", "wer_percent", "cer_percent",
-                             "wer_delta_points", "cer_delta_points", "original_wer_percent", "original_cer_percent",
-                             "resynthesis_wer_percent", "resynthesis_cer_percent",
-                             "word_errors", "reference_words", "character_errors", "reference_characters"})
+    for (const char* name : {"sentences", "failed_sentences", "internal_errors", "ttfa_ms", "ttfa_median_ms",
+                             "wer_percent", "wer_percent_ci95_low", "wer_percent_ci95_high",
+                             "wer_difference_vs_first_points", "wer_difference_vs_first_points_ci95_low",
+                             "wer_difference_vs_first_points_ci95_high", "cer_percent", "wer_delta_points",
+                             "cer_delta_points", "original_wer_percent", "original_cer_percent",
+                             "resynthesis_wer_percent", "resynthesis_cer_percent", "word_errors", "reference_words",
+                             "character_errors", "reference_characters"})
         columns.push_back({name, {}});
-    for (const auto& p : result.pipelines) {
+    for (size_t i = 0; i < result.pipelines.size(); ++i) {
+        const auto& p = result.pipelines[i];
+        const bool first = i == 0;  // no difference to itself
         const std::vector<std::string> cells{
             std::to_string(p.sentences.size()),
+            std::to_string(p.failed_sentences()),
+            std::to_string(p.internal_errors()),
             number(1e3 * mean_first_audio_seconds(p)),
             number(1e3 * median_first_audio_seconds(p)),
             number(percent(p.errors.words)),
+            number(p.wer_percent_ci95.low),
+            number(p.wer_percent_ci95.high),
+            first ? "" : number(wer_difference_points(result, p)),
+            first ? "" : number(p.wer_difference_ci95.low),
+            first ? "" : number(p.wer_difference_ci95.high),
             number(percent(p.errors.characters)),
             number(percent(p.errors.words) - percent(original.words)),
             number(percent(p.errors.characters) - percent(original.characters)),

@@ -1,10 +1,14 @@
 // What `cadenza bench --suite speech` measured, and the table, JSON and CSV it
 // is reported as: the bench's figures per pipeline plus pocketsphinx's WER and
 // CER of the synthesized speech (next to those of the original recordings),
-// and the time to the first audio.
+// and the time to the first audio, with 95% bootstrap intervals of the WER
+// and of its paired difference to the first pipeline. A sentence whose
+// synthesis failed is kept, with its error, and counts as all its reference
+// words (and characters) deleted.
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -14,23 +18,37 @@
 #include "bench_report.h"
 #include "speech_sentences.h"
 #include "transcription_run.h"
+#include "wer_bootstrap.h"
 
 namespace cadenza::cli {
 
-// One sentence through one pipeline.
-struct SentenceTiming {
+// Why a sentence has no audio: its synthesis threw.
+struct SentenceFailure {
+    std::string message;
+    bool internal = false;  // a bug (exit_codes.h), not a limit of the pipeline such as its positions
+};
+
+// One sentence through one pipeline: its timings, or why it failed (then
+// the timings are 0 and the sentence is left out of the speed figures).
+struct SentenceSynthesis {
     int64_t tokens = 0;
     double audio_seconds = 0;
     double wall_seconds = 0;
     double first_audio_seconds = 0;  // the whole wall time when the codec cannot stream
+    std::optional<SentenceFailure> failure;
 };
 
 struct SpeechPipelineResult {
-    PipelineRun run;
+    PipelineRun run;  // its statistics summed over the sentences that did not fail
     PipelineFigures figures;
-    std::vector<SentenceTiming> sentences;                // in sentence order
-    std::vector<recognition::UtteranceResult> recognized;  // in sentence order
+    std::vector<SentenceSynthesis> sentences;              // in sentence order
+    std::vector<recognition::UtteranceResult> recognized;  // in sentence order; a failed one: all words deleted
     recognition::ErrorTotals errors;
+    evaluation::Interval wer_percent_ci95;
+    evaluation::Interval wer_difference_ci95;  // points, paired, against the first pipeline; [0, 0] for the first
+
+    size_t failed_sentences() const;
+    size_t internal_errors() const;
 };
 
 struct SpeechBenchResult {
@@ -48,8 +66,19 @@ struct SpeechBenchResult {
     std::vector<recognition::UtteranceResult> resynthesis;
     recognition::ErrorTotals resynthesis_errors;
     std::vector<SpeechPipelineResult> pipelines;  // the first is the baseline
+    int bootstrap_resamples = evaluation::SentenceBootstrap::default_resamples;
+    uint64_t bootstrap_seed = evaluation::SentenceBootstrap::default_seed;
 };
 
+// What a sentence that failed counts as: its reference against an empty
+// hypothesis, every word and character deleted.
+recognition::UtteranceResult failed_sentence_result(const std::string& id, const std::string& reference);
+
+// Fills each pipeline's wer_percent_ci95 and wer_difference_ci95 from its
+// recognized sentences, with the result's bootstrap settings.
+void estimate_wer_intervals(SpeechBenchResult& result);
+
+// Over the sentences that did not fail.
 double mean_first_audio_seconds(const SpeechPipelineResult& result);
 double median_first_audio_seconds(const SpeechPipelineResult& result);
 

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # `cadenza bench --suite speech` end to end on the test doubles: a tiny corpus
-# spoken by flite, voice prompts as `cadenza corpus tts` writes them, two
-# pipelines; the table, JSON, CSV and PNG are checked, then bad input.
+# spoken by flite, voice prompts as `cadenza corpus tts` writes them, three
+# pipelines, one of which cannot fit one sentence in its positions; the table,
+# JSON, CSV and PNG are checked (the failed sentence, the bootstrap
+# intervals); then a pipeline with an internal error, then bad input.
 #   check_speech_bench.sh CADENZA_BINARY SOURCE_DIR   (CADENZA_PLUGIN_PATH: the test doubles)
 set -euo pipefail
 cadenza=$1
@@ -26,13 +28,18 @@ speak d "all is well that ends well"
 # c has no voice prompt and d is of another split: both are left out.
 printf 'id\tprompt_id\tprompt_begin_frame\tprompt_frames\nd\ta\t0\t20\na\tb\t0\t40\nc\tc\t0\t0\nb\ta\t10\t30\n' > prompts.tsv
 
-# Short utterances (end_after) and light weights keep the run quick.
-for kind in plain chain; do
+# Short utterances (end_after) and light weights keep the run quick. "tight"
+# is plain decoding with 160 positions: sentence a (24 text tokens, a 40-frame
+# prompt, 100 frames at most) needs 168 and fails, b needs 154. "buggy" fails
+# with an internal error on the letter c (id 7 of the vocabulary): in a only.
+for kind in plain chain tight buggy; do
   {
     printf '[pipeline]\nname = "%s"\nseed = 1\nmax_audio_seconds = 2.0\n' "$kind"
     printf '[frontend]\nplugin = "frontend.chars"\nvocabulary = "%s/models/frontend/english_chars.vocab"\n' "$source_dir"
     printf '[codec]\nplugin = "test.tone_codec"\n'
     printf '[backbone]\nplugin = "test.markov_backbone"\nend_after = 60\nweight_megabytes = 4.0\n'
+    [ "$kind" = tight ] && printf 'max_positions = 160\n'
+    [ "$kind" = buggy ] && printf 'fail_on_token = 7\n'
     if [ "$kind" = chain ]; then
       printf '[draft]\nplugin = "test.markov_drafter"\nend_after = 60\nnoise = 0.7\ndepth = 3\n'
       printf '[acceptor]\nplugin = "acceptor.exact"\n'
@@ -40,11 +47,14 @@ for kind in plain chain; do
   } > "$kind.toml"
 done
 
-common=(-p plain.toml -p chain.toml --manifest manifest.tsv --prompts prompts.tsv --repeats 2 --jobs 2)
-"$cadenza" bench --suite speech "${common[@]}" --json out.json --csv out.csv --plot out.png > table.txt 2> progress.txt
-cat table.txt
-
 fail() { echo "check_speech_bench: $*" >&2; exit 1; }
+common=(-p plain.toml -p chain.toml --manifest manifest.tsv --prompts prompts.tsv --repeats 2 --jobs 2)
+status=0
+"$cadenza" bench --suite speech "${common[@]}" -p tight.toml --json out.json --csv out.csv --plot out.png \
+  > table.txt 2> progress.txt || status=$?
+cat table.txt
+[ "$status" -eq 0 ] || fail "exit code $status with a sentence that does not fit: $(cat progress.txt)"
+
 grep -q "2 sentence(s) of split test" table.txt || fail "the heading does not count 2 sentences"
 grep -q "1 utterance(s) without a voice prompt skipped" table.txt || fail "the skipped utterance is not reported"
 grep -Eq "^original audio \(the reference\): WER [0-9.]+ %" table.txt || fail "no reference WER"
@@ -53,27 +63,83 @@ grep -q "dWER codec pt" table.txt || fail "no column of WER over the resynthesis
 grep -q "WER %" table.txt && grep -q "TTFA ms" table.txt && grep -q "RTF aud/s" table.txt || fail "missing columns"
 grep -Eq "^plain +[0-9]+ +[0-9.]+ +1.00x +1.00 " table.txt || fail "the baseline row is wrong"
 grep -Eq "^chain +[0-9]+ " table.txt || fail "no row for chain"
-grep -q "\[2/2\] chain: sentence 2/2" progress.txt || fail "no progress"
+grep -q "\[3/3\] tight: sentence 2/2" progress.txt || fail "no progress"
+
+# The sentence that does not fit: reported as it happens, counted in the
+# table, listed with its error, and the run went on to the next sentence.
+grep -q "sentence failed: tight.toml: sentence 'a' (prompts.tsv:3): the prompt (66 tokens) and 100 audio frames exceed the backbone's 160 positions" \
+  progress.txt || fail "the failure is not reported as it happens: $(cat progress.txt)"
+grep -Eq "^tight +[0-9]+ .* 1   [0-9]+% /" table.txt || fail "the table does not count tight's failed sentence"
+grep -Eq "^plain +[0-9]+ .* 0   [0-9]+% /" table.txt || fail "the table does not count plain's 0 failed sentences"
+grep -q "^  tight: 1 of 2$" table.txt || fail "no list of failed sentences"
+grep -q "^    'a' (prompts.tsv:3): the prompt (66 tokens) and 100 audio frames exceed the backbone's 160 positions" \
+  table.txt || fail "the failed sentence is not listed with its error"
+# The bootstrap: WER % [lo, hi] for each, the paired difference for the others.
+grep -q "^WER with 95% bootstrap intervals (2000 resamples of the 2 sentences" table.txt || fail "no bootstrap heading"
+interval='\[[-+]?[0-9.]+, [-+]?[0-9.]+\]'
+grep -Eq "^  plain +WER +[0-9.]+ % $interval\$" table.txt || fail "no WER interval for plain"
+grep -Eq "^  chain +WER +[0-9.]+ % $interval   dWER vs plain [-+][0-9.]+ pt $interval\$" table.txt ||
+  fail "no paired difference for chain"
+grep -Eq "^  tight +WER +[0-9.]+ % $interval   dWER vs plain [-+][0-9.]+ pt $interval\$" table.txt ||
+  fail "no paired difference for tight"
 
 for field in '"suite": "speech"' '"sentence_count": 2' '"skipped_without_prompt": 1' '"original_audio"' \
              '"wer_percent"' '"cer_percent"' '"wer_delta_points"' '"ttfa_ms"' '"ceiling"' '"realized"' \
-             '"original_hypothesis"' '"prompt_id": "b"' '"codec_resynthesis"' '"resynthesis_hypothesis"'; do
+             '"original_hypothesis"' '"prompt_id": "b"' '"codec_resynthesis"' '"resynthesis_hypothesis"' \
+             '"wer_bootstrap"' '"resamples": 2000' '"wer_percent_ci95_low"' '"wer_percent_ci95_high"' \
+             '"wer_difference_vs_first_points_ci95_low"' '"wer_difference_vs_first_points_ci95_high"' \
+             '"failed_sentence_scoring"' '"failed_sentences": 1' '"failed": true' '"internal_error": false'; do
   grep -q "$field" out.json || fail "the JSON lacks $field"
 done
-[ "$(grep -c '"speedup"' out.json)" -eq 2 ] || fail "the JSON does not hold two pipelines"
+[ "$(grep -c '"speedup"' out.json)" -eq 3 ] || fail "the JSON does not hold three pipelines"
+[ "$(grep -c '"wer_difference_vs_first_points"' out.json)" -eq 2 ] || fail "the first pipeline has a difference to itself"
+grep -q "\"error\": \"the prompt (66 tokens) and 100 audio frames exceed the backbone's 160 positions" out.json ||
+  fail "the JSON lacks the failed sentence's error"
 
-[ "$(wc -l < out.csv)" -eq 3 ] || fail "the CSV should have a header and two rows"
+[ "$(wc -l < out.csv)" -eq 4 ] || fail "the CSV should have a header and three rows"
 header=$(head -1 out.csv)
 for column in pipeline tokens_per_second speedup mean_accepted_length real_time_factor_audio_s_per_wall_s ceiling \
               realized_fraction ttfa_ms wer_percent cer_percent original_wer_percent \
-              resynthesis_wer_percent; do
+              resynthesis_wer_percent failed_sentences internal_errors wer_percent_ci95_low wer_percent_ci95_high \
+              wer_difference_vs_first_points wer_difference_vs_first_points_ci95_low \
+              wer_difference_vs_first_points_ci95_high; do
   echo ",$header," | grep -q ",$column," || fail "the CSV lacks the column $column"
 done
 columns=$(awk -F, 'NR == 1 { print NF }' out.csv)
 awk -F, -v n="$columns" 'NF != n { exit 1 }' out.csv || fail "CSV rows do not have $columns fields"
-grep -q '^plain,plain.toml,' out.csv && grep -q '^chain,chain.toml,' out.csv || fail "the CSV rows are not the pipelines"
+grep -q '^plain,plain.toml,' out.csv && grep -q '^chain,chain.toml,' out.csv && grep -q '^tight,tight.toml,' out.csv ||
+  fail "the CSV rows are not the pipelines"
+# column NAME ROW: a CSV cell by its column's name (row 2 is the first pipeline).
+column() { awk -F, -v name="$1" -v row="$2" 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == name) c = i }
+                                              NR == row { print $c }' out.csv; }
+[ "$(column failed_sentences 2)" = 0 ] && [ "$(column failed_sentences 3)" = 0 ] &&
+  [ "$(column failed_sentences 4)" = 1 ] || fail "failed_sentences should be 0, 0, 1"
+[ -z "$(column wer_difference_vs_first_points 2)" ] || fail "the first pipeline has a difference to itself in the CSV"
+for row in 2 3 4; do
+  awk -v lo="$(column wer_percent_ci95_low $row)" -v wer="$(column wer_percent $row)" \
+      -v hi="$(column wer_percent_ci95_high $row)" 'BEGIN { exit !(lo <= wer && wer <= hi) }' ||
+    fail "row $row: the WER interval does not hold the WER"
+done
+# tight lost sentence a's 6 words entirely: its word errors are those of b plus 6.
+awk -v errors="$(column word_errors 4)" -v words="$(column reference_words 4)" \
+    'BEGIN { exit !(errors >= 6 && words == 11) }' || fail "tight's failed sentence is not 6 deleted words"
 
 [ "$(head -c 4 out.png | tail -c 3)" = PNG ] || fail "out.png is not a PNG"
+
+# An internal error (a bug) in one pipeline: loud, exit code 2, but every
+# other result is still printed and written.
+status=0
+"$cadenza" bench --suite speech -p plain.toml -p buggy.toml --manifest manifest.tsv --prompts prompts.tsv \
+  --repeats 1 --jobs 2 --json bug.json --csv bug.csv > bug.txt 2> bug.err || status=$?
+[ "$status" -eq 2 ] || fail "exit code $status, not 2, after an internal error: $(cat bug.err)"
+grep -q "internal error (a bug; please report it): buggy.toml: sentence 'a' (prompts.tsv:3): .*simulated bug on token 7" \
+  bug.err || fail "the internal error is not reported as it happens: $(cat bug.err)"
+grep -q "1 sentence(s) failed with an internal error" bug.err || fail "no closing word on the internal error"
+grep -q "^  buggy: 1 of 2, 1 of them internal errors" bug.txt || fail "the table does not report the internal error"
+grep -q "INTERNAL ERROR: .*simulated bug on token 7" bug.txt || fail "the internal error is not listed"
+grep -Eq "^plain +[0-9]+ +[0-9.]+ +1.00x" bug.txt || fail "plain's results are lost"
+grep -q '"internal_error": true' bug.json && grep -q '"internal_errors": 1' bug.json || fail "bug.json lacks the error"
+[ "$(grep -c '"speedup"' bug.json)" -eq 2 ] && [ "$(wc -l < bug.csv)" -eq 3 ] || fail "results lost after the bug"
 
 # Bad input: each refused with exit code 1 and a message saying where.
 refused() {  # refused EXPECTED_MESSAGE ARGS...

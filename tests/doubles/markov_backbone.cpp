@@ -32,11 +32,16 @@ const cdz_param_spec params[] = {
     {"weight_megabytes", CDZ_PARAM_FLOAT, "0.0", 1, 0, 4096, nullptr,
      "weights streamed per forward pass, to cost like a memory-bound model (benchmarks)"},
     {"seed", CDZ_PARAM_INT, "7", 1, 0, 1e9, nullptr, "seed of the logit table"},
+    {"max_positions", CDZ_PARAM_INT, "0", 1, 0, 1000000, nullptr,
+     "the max_sequence_length it reports (0: none), so that the engine refuses prompts too long for it"},
+    {"fail_on_token", CDZ_PARAM_INT, "-1", 1, -1, 1000000, nullptr,
+     "a forward pass given this token fails with an internal error, as a plugin's bug would (-1: never)"},
     {"phone_markers", CDZ_PARAM_BOOL, "false", 0, 0, 0, nullptr, "text ids may come among the audio: [text][audio][start][end]"},
 };
 
 struct Model {
     int64_t text_tokens, audio_tokens, hidden_size, end_after;
+    int64_t max_positions, fail_on_token;
     int phone_markers;
     double context_weight;
     int64_t vocab;
@@ -97,6 +102,8 @@ cdz_status* create(const cdz_instance_args* args, void** out_ctx) {
             (status = host->params_get_int(args->params, "audio_tokens", &m->audio_tokens)) ||
             (status = host->params_get_int(args->params, "hidden_size", &m->hidden_size)) ||
             (status = host->params_get_int(args->params, "end_after", &m->end_after)) ||
+            (status = host->params_get_int(args->params, "max_positions", &m->max_positions)) ||
+            (status = host->params_get_int(args->params, "fail_on_token", &m->fail_on_token)) ||
             (status = host->params_get_float(args->params, "sharpness", &sharpness)) ||
             (status = host->params_get_float(args->params, "context_weight", &m->context_weight)) ||
             (status = host->params_get_int(args->params, "seed", &seed)) ||
@@ -123,7 +130,7 @@ cdz_status* get_info(void* ctx, cdz_backbone_info* out) {
     const auto* m = static_cast<const Model*>(ctx);
     out->vocab_size = m->vocab;
     out->hidden_size = m->hidden_size;
-    out->max_sequence_length = 0;
+    out->max_sequence_length = m->max_positions;
     out->tokens_per_node = 1;
     out->text_token_offset = 0;
     out->text_token_count = m->text_tokens;
@@ -158,6 +165,9 @@ cdz_status* session_forward(void* raw, const cdz_token_tree* tree, int want_hidd
         for (int32_t i = 0; i < n; ++i)
             if (tree->parents[i] < -1 || tree->parents[i] >= i || tree->tokens[i] < 0 || tree->tokens[i] >= m.vocab)
                 return fail(CDZ_STATUS_INVALID_ARGUMENT, "malformed tree at node " + std::to_string(i));
+        for (int32_t i = 0; i < n; ++i)
+            if (tree->tokens[i] == m.fail_on_token)
+                return fail(CDZ_STATUS_INTERNAL, "simulated bug on token " + std::to_string(m.fail_on_token));
         const CacheEntry root = s->cache.empty() ? CacheEntry{0x5eed, 0} : s->cache.back();
         const int64_t logits_shape[2] = {n, m.vocab};
         DLManagedTensor* logits = host->tensor_create_cpu(DLDataType{kDLFloat, 32, 1}, logits_shape, 2);
