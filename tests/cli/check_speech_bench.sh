@@ -69,8 +69,8 @@ grep -q "\[3/3\] tight: sentence 2/2" progress.txt || fail "no progress"
 # table, listed with its error, and the run went on to the next sentence.
 grep -q "sentence failed: tight.toml: sentence 'a' (prompts.tsv:3): the prompt (66 tokens) and 100 audio frames exceed the backbone's 160 positions" \
   progress.txt || fail "the failure is not reported as it happens: $(cat progress.txt)"
-grep -Eq "^tight +[0-9]+ .* 1   [0-9]+% /" table.txt || fail "the table does not count tight's failed sentence"
-grep -Eq "^plain +[0-9]+ .* 0   [0-9]+% /" table.txt || fail "the table does not count plain's 0 failed sentences"
+grep -Eq "^tight +[0-9]+ .* 1 +[0-9]+% +[0-9]+% /" table.txt || fail "the table does not count tight's failed sentence"
+grep -Eq "^plain +[0-9]+ .* 0 +[0-9]+% +[0-9]+% /" table.txt || fail "the table does not count plain's 0 failed sentences"
 grep -q "^  tight: 1 of 2$" table.txt || fail "no list of failed sentences"
 grep -q "^    'a' (prompts.tsv:3): the prompt (66 tokens) and 100 audio frames exceed the backbone's 160 positions" \
   table.txt || fail "the failed sentence is not listed with its error"
