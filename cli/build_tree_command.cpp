@@ -17,6 +17,7 @@
 #include "medusa_tree.h"
 #include "thread_policy.h"
 #include "token_corpus.h"
+#include "tree_step_cost.h"
 
 namespace cadenza::cli {
 namespace {
@@ -87,13 +88,54 @@ int build_tree(const BuildTreeOptions& options) {
 
     medusa::RankAccuracy rank_accuracy = accuracy.rank_accuracy(options.top_k);
     rank_accuracy.resize(static_cast<size_t>(depth));
-    const auto choices = medusa::greedy_tree(rank_accuracy, options.budget, depth);
+    std::vector<medusa::Choice> choices;
+    std::string objective_comment = "MEDUSA's greedy construction, all " + std::to_string(options.budget) + " nodes";
+    if (options.objective == "speedup") {
+        TreeStepCostOptions cost_options;
+        cost_options.max_nodes = options.budget;
+        cost_options.context = options.context;
+        cost_options.sampling = cdz_sampling{sizeof(cdz_sampling), options.temperature, 0, options.top_p, 0, 0, -1};
+        const auto cost_start = Clock::now();
+        const medusa::StepCost cost = measure_tree_step_cost(model, heads, cost_options);
+        std::cout << "measured step costs for 1.." << options.budget << " nodes in "
+                  << fixed(std::chrono::duration<double>(Clock::now() - cost_start).count(), 2)
+                  << " s (relative to plain decoding's step)\n"
+                  << "nodes  expected tokens/step  step cost  predicted speedup\n";
+        const auto order = medusa::greedy_order(rank_accuracy, options.budget, depth);
+        double expected_tokens = 1.0;
+        int64_t deepest = 0;
+        for (size_t n = 1; n <= order.size(); ++n) {
+            expected_tokens += medusa::acceptance_probability(order[n - 1], rank_accuracy);
+            deepest = std::max<int64_t>(deepest, static_cast<int64_t>(order[n - 1].size()));
+            if ((n & (n - 1)) == 0 || n == order.size()) {
+                const double step_cost = cost(static_cast<int64_t>(n), deepest);
+                char line[128];
+                std::snprintf(line, sizeof(line), "%5zu  %20.4f  %9.3f  %17.3f\n", n, expected_tokens, step_cost,
+                              expected_tokens / step_cost);
+                std::cout << line;
+            }
+        }
+        const medusa::CostedTree best = medusa::greedy_tree_per_cost(rank_accuracy, options.budget, depth, cost);
+        choices = best.choices;
+        objective_comment = "MEDUSA's greedy construction cut at the highest expected tokens per measured step cost: " +
+                            fixed(best.expected_tokens, 4) + " tokens per step at " + fixed(best.step_cost, 3) +
+                            " plain steps, predicted speedup " + fixed(best.speedup(), 3) + " (t " +
+                            fixed(options.temperature, 2) + ", top-p " + fixed(options.top_p, 2) + ")";
+        std::cout << "chosen: " << choices.size() << " nodes, predicted speedup " << fixed(best.speedup(), 3)
+                  << (best.speedup() < 1.0 ? " (no tree of these heads beats plain decoding on this machine)" : "")
+                  << "\n";
+    } else if (options.objective == "acceptance") {
+        choices = medusa::greedy_tree(rank_accuracy, options.budget, depth);
+    } else {
+        throw Error(CDZ_STATUS_INVALID_ARGUMENT, "--objective must be 'speedup' or 'acceptance', got '" +
+                                                     options.objective + "'");
+    }
     const double expected = medusa::expected_accepted_drafts(choices, rank_accuracy);
     int64_t deepest = 0;
     for (const auto& choice : choices) deepest = std::max<int64_t>(deepest, static_cast<int64_t>(choice.size()));
     medusa::write_choices(
         options.output, choices,
-        {"draft.medusa choices written by cadenza build-tree (MEDUSA's greedy construction)",
+        {"draft.medusa choices written by cadenza build-tree (" + objective_comment + ")",
          std::to_string(choices.size()) + " nodes, depth " + std::to_string(deepest) + ", top_k " +
              std::to_string(options.top_k) + ", budget " + std::to_string(options.budget),
          "expected accepted drafts per step " + fixed(expected, 4) + ", tokens per step " + fixed(expected + 1.0, 4),
@@ -130,6 +172,17 @@ Command add_build_tree_command(CLI::App& app) {
         ->check(CLI::NonNegativeNumber);
     command->add_option("--threads", options->threads, "intra-op threads (default: one per core)")
         ->check(CLI::NonNegativeNumber);
+    command->add_option("--objective", options->objective,
+                        "speedup (default): cut the greedy tree where expected tokens per measured step cost peak; "
+                        "acceptance: keep all --budget nodes")
+        ->check(CLI::IsMember({"speedup", "acceptance"}));
+    command->add_option("--temperature", options->temperature,
+                        "the pipeline's temperature, for the cost of its distributions (default 0.7)")
+        ->check(CLI::NonNegativeNumber);
+    command->add_option("--top-p", options->top_p, "the pipeline's top-p (default 0.9)")->check(CLI::Range(0.0, 1.0));
+    command->add_option("--context", options->context,
+                        "committed tokens before the measured passes, a synthesis's typical context (default 256)")
+        ->check(CLI::PositiveNumber);
     return {command, [options] { return build_tree(*options); }};
 }
 

@@ -3,7 +3,8 @@
 // prediction is the true token, builds the tree with MEDUSA's greedy
 // algorithm (repeatedly add the candidate node of highest expected
 // acceptance, the product of its path's rank accuracies, until the node
-// budget) and writes the choices file (docs/formats.md, "Choices file").
+// budget), cuts it where the expected tokens per unit of measured step cost
+// peak, and writes the choices file (docs/formats.md, "Choices file").
 #pragma once
 
 #include <cstdint>
@@ -22,6 +23,12 @@ struct BuildTreeOptions {
     int64_t top_k = 10;   // candidates per head (ranks < top_k)
     int64_t max_depth = 0;  // 0: every head
     int threads = 0;        // 0: one per core
+    // "speedup": the greedy tree cut where expected tokens per unit of
+    // measured step cost peak; "acceptance": all `budget` nodes.
+    std::string objective = "speedup";
+    double temperature = 0.7;  // the pipeline's sampling, for the cost of its distributions
+    double top_p = 0.9;
+    int64_t context = 256;     // committed tokens before the measured passes
 };
 
 int build_tree(const BuildTreeOptions& options);

@@ -138,6 +138,31 @@ double expected_accepted_drafts(const std::vector<Choice>& choices, const RankAc
 }
 
 std::vector<Choice> greedy_tree(const RankAccuracy& accuracy, int64_t budget, int64_t max_depth) {
+    std::vector<Choice> chosen = greedy_order(accuracy, budget, max_depth);
+    std::sort(chosen.begin(), chosen.end(), tree_order);
+    return chosen;
+}
+
+CostedTree greedy_tree_per_cost(const RankAccuracy& accuracy, int64_t budget, int64_t max_depth, const StepCost& cost) {
+    const std::vector<Choice> order = greedy_order(accuracy, budget, max_depth);
+    CostedTree best;
+    double expected = 1.0;
+    int64_t depth = 0;
+    for (size_t n = 1; n <= order.size(); ++n) {
+        expected += acceptance_probability(order[n - 1], accuracy);
+        depth = std::max<int64_t>(depth, static_cast<int64_t>(order[n - 1].size()));
+        const double step_cost = cost(static_cast<int64_t>(n), depth);
+        if (best.choices.empty() || (step_cost > 0 && expected / step_cost > best.speedup())) {
+            best.choices.assign(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(n));
+            best.expected_tokens = expected;
+            best.step_cost = step_cost;
+        }
+    }
+    std::sort(best.choices.begin(), best.choices.end(), tree_order);
+    return best;
+}
+
+std::vector<Choice> greedy_order(const RankAccuracy& accuracy, int64_t budget, int64_t max_depth) {
     max_depth = std::min<int64_t>(max_depth, static_cast<int64_t>(accuracy.size()));
     struct Candidate {
         double value;
@@ -166,7 +191,6 @@ std::vector<Choice> greedy_tree(const RankAccuracy& accuracy, int64_t budget, in
         push_children(best.choice, best.value);
         chosen.push_back(std::move(best.choice));
     }
-    std::sort(chosen.begin(), chosen.end(), tree_order);
     return chosen;
 }
 

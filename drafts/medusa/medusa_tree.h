@@ -16,6 +16,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -67,5 +68,29 @@ double expected_accepted_drafts(const std::vector<Choice>& choices, const RankAc
 // (the width of `accuracy`). Ties: the shorter, then the lexicographically
 // smaller choice. Returns the choices in tree order.
 std::vector<Choice> greedy_tree(const RankAccuracy& accuracy, int64_t budget, int64_t max_depth);
+
+// The greedy construction's choices in the order it added them: every
+// prefix is a tree (a node comes after its parent) and the best tree of its
+// size under the independence approximation.
+std::vector<Choice> greedy_order(const RankAccuracy& accuracy, int64_t budget, int64_t max_depth);
+
+// What one decoding step with a tree of `nodes` nodes `depth` levels deep
+// costs, relative to a step of plain decoding (drafting, verifying the
+// pending token and the nodes, and the target's distributions).
+using StepCost = std::function<double(int64_t nodes, int64_t depth)>;
+
+struct CostedTree {
+    std::vector<Choice> choices;   // in tree order
+    double expected_tokens = 0.0;  // per step: accepted drafts + the target's token
+    double step_cost = 0.0;        // StepCost of the tree
+    double speedup() const { return step_cost > 0 ? expected_tokens / step_cost : 0.0; }
+};
+
+// The prefix of greedy_order (at most `budget` nodes) of the highest
+// expected tokens per unit of cost: a larger tree accepts more but costs
+// more to verify, so the tree MEDUSA's greedy picks by acceptance alone is
+// cut where the predicted speedup peaks (at least one node, even when no
+// tree beats plain decoding: speedup() < 1 says so).
+CostedTree greedy_tree_per_cost(const RankAccuracy& accuracy, int64_t budget, int64_t max_depth, const StepCost& cost);
 
 }  // namespace cadenza::medusa

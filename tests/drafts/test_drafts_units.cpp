@@ -531,6 +531,35 @@ TEST(BuildTree, GreedyEqualsTheBruteForceOptimum) {
 // ---------------------------------------------------------------------------
 // The heads' accuracy
 
+TEST(BuildTree, PerCostTreeIsTheGreedyPrefixOfHighestTokensPerCost) {
+    // Head 0 is right at rank 0 half the time, head 1 a quarter: the greedy
+    // order is 0 (0.5), 0,0 (0.125), then rank 1 of head 0 (0.1) ...
+    const medusa::RankAccuracy accuracy{{0.5, 0.1, 0.05}, {0.25, 0.05, 0.0}};
+    const auto order = medusa::greedy_order(accuracy, 10, 2);
+    ASSERT_GE(order.size(), 3u);
+    EXPECT_EQ(order[0], (medusa::Choice{0}));
+    EXPECT_EQ(order[1], (medusa::Choice{0, 0}));
+    EXPECT_EQ(order[2], (medusa::Choice{1}));
+    // Free verification: the whole tree; each node costs 0.3 of a step: one node.
+    const auto whole = medusa::greedy_tree_per_cost(accuracy, 10, 2, [](int64_t, int64_t) { return 1.0; });
+    EXPECT_EQ(whole.choices, medusa::greedy_tree(accuracy, 10, 2));
+    const auto one = medusa::greedy_tree_per_cost(accuracy, 10, 2,
+                                                  [](int64_t nodes, int64_t) { return 1.0 + 0.3 * nodes; });
+    EXPECT_EQ(one.choices, (std::vector<medusa::Choice>{{0}}));
+    EXPECT_NEAR(one.expected_tokens, 1.5, 1e-12);
+    EXPECT_NEAR(one.speedup(), 1.5 / 1.3, 1e-12);
+    // Every prefix size is tried: the chosen one has the best ratio of all.
+    const auto cost = [](int64_t nodes, int64_t depth) { return 1.0 + 0.05 * nodes + 0.1 * depth; };
+    const auto best = medusa::greedy_tree_per_cost(accuracy, 10, 2, cost);
+    double expected = 1.0;
+    int64_t depth = 0;
+    for (size_t n = 1; n <= order.size(); ++n) {
+        expected += medusa::acceptance_probability(order[n - 1], accuracy);
+        depth = std::max<int64_t>(depth, static_cast<int64_t>(order[n - 1].size()));
+        EXPECT_LE(expected / cost(static_cast<int64_t>(n), depth), best.speedup() + 1e-12) << n;
+    }
+}
+
 TEST(BuildTree, HeadAccuracyCountsRanksOfTheTrueTokens) {
     c10::InferenceMode inference;
     const auto& m = test::draft_models();
@@ -606,7 +635,8 @@ TEST(BuildTree, CommandWritesTheGreedyTreeOfTheMeasuredAccuracies) {
     const auto choices_file = directory / "choices.txt";
     const std::string common = "--target " + m.target.string() + " --heads " + m.heads_medusa.string() + " --corpus ";
     const auto [status, output] = run_cli("build-tree " + common + corpus_file.string() + " --output " +
-                                              choices_file.string() + " --budget 6 --top-k 3 --threads 1",
+                                              choices_file.string() + " --budget 6 --top-k 3 --threads 1 "
+                                              "--objective acceptance",
                                           directory);
     ASSERT_EQ(status, 0) << output;
     EXPECT_NE(output.find("expected acceptance length"), std::string::npos) << output;
@@ -619,6 +649,23 @@ TEST(BuildTree, CommandWritesTheGreedyTreeOfTheMeasuredAccuracies) {
     // The tree drives draft.medusa.
     DrafterPlugin medusa(medusa_table(choices_file));
     EXPECT_EQ(medusa.info().max_nodes, static_cast<int32_t>(written.size()));
+
+    // By measured cost (the default): a prefix of the greedy order, with the
+    // table of predicted speedups it was chosen from.
+    const auto per_cost_file = directory / "per-cost.txt";
+    const auto per_cost = run_cli("build-tree " + common + corpus_file.string() + " --output " +
+                                      per_cost_file.string() + " --budget 6 --top-k 3 --threads 1 --context 32",
+                                  directory);
+    ASSERT_EQ(per_cost.first, 0) << per_cost.second;
+    EXPECT_NE(per_cost.second.find("predicted speedup"), std::string::npos) << per_cost.second;
+    const auto cut = medusa::read_choices(per_cost_file, 3);
+    ASSERT_GE(cut.size(), 1u);
+    ASSERT_LE(cut.size(), 6u);
+    auto prefix = medusa::greedy_order(accuracy, static_cast<int64_t>(cut.size()), 4);
+    std::sort(prefix.begin(), prefix.end(), [](const medusa::Choice& a, const medusa::Choice& b) {
+        return a.size() != b.size() ? a.size() < b.size() : a < b;
+    });
+    EXPECT_EQ(cut, prefix);
 
     const auto too_deep = run_cli("build-tree " + common + corpus_file.string() + " --output " +
                                       (directory / "x.txt").string() + " --max-depth 9",
