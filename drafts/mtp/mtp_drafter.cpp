@@ -23,8 +23,10 @@
 // n = num_heads (0: every head of the file). Node i is drawn from row i with
 // host->sample_index and the instance's random stream (its argmax at
 // temperature 0), row i being the head's logits through
-// host->sampling_probabilities. With no hidden state yet (a one-token
-// prompt) the proposal is empty.
+// host->sampling_probabilities. With stop_probability the chain ends after
+// the first token its row gave less than that probability (its rows are
+// drawn in order, so the draws of the nodes kept do not change). With no
+// hidden state yet (a one-token prompt) the proposal is empty.
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -54,11 +56,14 @@ const cdz_param_spec params[] = {
      "tokens per step: verifying, heads 0..n-1; not verifying, the target's head then heads 0..n-2; 0: every head"},
     {"threads", CDZ_PARAM_INT, "0", 1, 0, 1024, nullptr,
      "LibTorch intra-op threads (process-wide); 0: keep the process's setting (the backbone's)"},
+    {"stop_probability", CDZ_PARAM_FLOAT, "0", 1, 0, 1, nullptr,
+     "the chain ends after a token its head gave less than this probability (dynamic length); 0: every head"},
 };
 
 struct Drafter {
     std::unique_ptr<drafts::DraftHeads> heads;
     cdz_rng* rng = nullptr;
+    double stop_probability = 0.0;
 };
 
 struct Session {
@@ -82,6 +87,7 @@ cdz_status* create(const cdz_instance_args* args, void** out_ctx) {
                                 "', not 'mtp'; the architecture is the same, so it is used as MTP heads")
                                    .c_str());
         drafter->rng = args->rng;
+        drafter->stop_probability = drafts::param_float(args->params, "stop_probability");
         *out_ctx = drafter.release();
     });
 }
@@ -131,14 +137,21 @@ cdz_status* propose(void* raw, const cdz_draft_input* in, cdz_draft_output* out)
         const float* source = logits.data_ptr<float>();
         s.tokens.resize(static_cast<size_t>(count));
         s.parents.resize(static_cast<size_t>(count));
+        int64_t kept = count;
         for (int64_t i = 0; i < count; ++i) {
             float* row = rows + i * vocab;
             drafts::sampling_probabilities(in->sampling, source + i * vocab, row, vocab);
             s.tokens[i] = drafts::sample_index(s.drafter->rng, row, vocab);
             s.parents[i] = static_cast<int32_t>(i) - 1;
+            if (row[s.tokens[i]] < s.drafter->stop_probability) {
+                kept = i + 1;
+                break;
+            }
         }
+        s.tokens.resize(static_cast<size_t>(kept));
+        s.parents.resize(static_cast<size_t>(kept));
         drafts::set_tree(out, s.tokens, s.parents);
-        out->probabilities = s.rows.lend();
+        out->probabilities = s.rows.lend(kept);
     });
 }
 

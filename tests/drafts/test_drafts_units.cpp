@@ -277,6 +277,30 @@ TEST(MtpDraft, VerifyingChainIsHeadsAfterThePendingToken) {
     }
 }
 
+TEST(MtpDraft, StopProbabilityEndsTheChainAfterAnUnlikelyToken) {
+    // The same seed draws the same tokens: the shortened chain is the full
+    // chain's prefix up to its first token below the threshold.
+    c10::InferenceMode inference;
+    const auto hidden = random_hidden(5);
+    const std::vector<int32_t> sequence = {10, 11, test::audio_start, 270, 271};
+    const auto position = static_cast<int64_t>(sequence.size()) - 2;
+    for (const double threshold : {0.0005, 0.002, 0.01, 1.0}) {
+        DrafterPlugin full(mtp_table()), cut(mtp_table() + "stop_probability = " + std::to_string(threshold) + "\n");
+        const auto all = full.propose(full.new_session(), sequence, test::synthesis_sampling(1.0), hidden, position);
+        const auto some = cut.propose(cut.new_session(), sequence, test::synthesis_sampling(1.0), hidden, position);
+        ASSERT_EQ(all.tokens.size(), 4u);
+        size_t expected = all.tokens.size();
+        for (size_t i = 0; i < all.tokens.size(); ++i)
+            if (row(all.probabilities, i)[static_cast<size_t>(all.tokens[i])] < threshold) {
+                expected = i + 1;
+                break;
+            }
+        ASSERT_EQ(some.tokens.size(), expected) << "threshold " << threshold;
+        EXPECT_TRUE(std::equal(some.tokens.begin(), some.tokens.end(), all.tokens.begin())) << "threshold " << threshold;
+        EXPECT_EQ(some.probabilities.size(), expected * test::vocab_size);
+    }
+}
+
 TEST(MtpDraft, NonVerifyingChainStartsWithTheTargetsOwnHead) {
     c10::InferenceMode inference;
     DrafterPlugin mtp(mtp_table());
