@@ -140,7 +140,7 @@ int build_tree(const BuildTreeOptions& options) {
              std::to_string(options.top_k) + ", budget " + std::to_string(options.budget),
          "expected accepted drafts per step " + fixed(expected, 4) + ", tokens per step " + fixed(expected + 1.0, 4),
          "heads " + options.heads + ", corpus " + options.corpus});
-    if (static_cast<int64_t>(choices.size()) < options.budget)
+    if (options.objective == "acceptance" && static_cast<int64_t>(choices.size()) < options.budget)
         std::cout << "only " << choices.size() << " nodes have a positive expected acceptance (budget "
                   << options.budget << ")\n";
     std::cout << "wrote " << options.output << ": " << choices.size() << " nodes, depth " << deepest << ", top_k "

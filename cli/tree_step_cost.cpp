@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <limits>
 #include <memory>
 #include <numeric>
 #include <vector>
@@ -13,16 +14,22 @@ namespace cadenza::cli {
 namespace {
 
 template <typename Body>
-double median_seconds(int repeats, Body&& body) {
-    body();  // warm-up
-    std::vector<double> times;
-    for (int r = 0; r < repeats; ++r) {
-        const auto start = std::chrono::steady_clock::now();
-        body();
-        times.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
-    }
-    std::sort(times.begin(), times.end());
-    return times[times.size() / 2];
+double seconds_of(Body&& body) {
+    const auto start = std::chrono::steady_clock::now();
+    body();
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+// The fastest of `repeats` rounds, each round timing every measurement once:
+// whatever else runs on the machine lengthens some rounds, never shortens
+// one, and interleaving spreads it over all the sizes alike.
+template <typename Measure>
+std::vector<double> fastest_of_rounds(size_t count, int repeats, Measure&& measure) {
+    for (size_t i = 0; i < count; ++i) measure(i);  // warm-up
+    std::vector<double> fastest(count, std::numeric_limits<double>::infinity());
+    for (int r = 0; r < std::max(repeats, 1); ++r)
+        for (size_t i = 0; i < count; ++i) fastest[i] = std::min(fastest[i], seconds_of([&] { measure(i); }));
+    return fastest;
 }
 
 }  // namespace
@@ -55,17 +62,18 @@ medusa::StepCost measure_tree_step_cost(const llama::LlamaModel& model, const dr
         for (int64_t r = 0; r < rows.size(0); ++r)
             sampling_probabilities(options.sampling, rows.data_ptr<float>() + r * vocab, distribution.data(), vocab);
     };
-    // seconds[m]: a pass of m tokens and their distributions.
-    std::vector<double> seconds(static_cast<size_t>(largest) + 1, 0.0);
-    for (int64_t m = 1; m <= largest; ++m)
-        seconds[static_cast<size_t>(m)] = median_seconds(options.repeats, [&] { sample_rows(chain(context, m).logits); });
-
+    // seconds[m]: a pass of m tokens and their distributions (m = 0 unused).
+    std::vector<double> seconds = fastest_of_rounds(static_cast<size_t>(largest) + 1, options.repeats, [&](size_t m) {
+        if (m > 0) sample_rows(chain(context, static_cast<int64_t>(m)).logits);
+    });
     std::vector<float> hidden(static_cast<size_t>(heads.hidden_size()), 0.01f);
     const drafts::TokenRange all{0, vocab, -1};
-    std::vector<double> proposal(static_cast<size_t>(heads.count()) + 1, 0.0);
-    for (int64_t depth = 1; depth <= heads.count(); ++depth)
-        proposal[static_cast<size_t>(depth)] = median_seconds(
-            options.repeats, [&] { sample_rows(heads.step_logits(hidden.data(), false, depth, all)); });
+    // proposal[d]: the heads' logits and distributions for d levels.
+    std::vector<double> proposal =
+        fastest_of_rounds(static_cast<size_t>(heads.count()) + 1, options.repeats, [&](size_t depth) {
+            if (depth > 0) sample_rows(heads.step_logits(hidden.data(), false, static_cast<int64_t>(depth), all));
+        });
+    proposal[0] = 0.0;
 
     const double plain = seconds[1];
     return [seconds, proposal, plain](int64_t nodes, int64_t depth) {

@@ -17,7 +17,7 @@ namespace cadenza::cli {
 struct TreeStepCostOptions {
     int64_t max_nodes = 64;       // sizes 1 .. max_nodes + 1 are measured
     int64_t context = 256;        // committed tokens before the measured passes
-    int repeats = 5;              // median of
+    int repeats = 7;              // rounds; the fastest counts
     cdz_sampling sampling{};      // the distributions' settings
 };
 
