@@ -1,7 +1,7 @@
 """Misuse raises CadenzaError with the status code and the library's message,
 never crashes, and leaks nothing."""
+import ctypes
 import gc
-import os
 import tempfile
 import unittest
 from pathlib import Path
@@ -14,9 +14,19 @@ from cadenza import CadenzaError, StatusCode
 from support import DOUBLES, InstalledTestCase, doubles_pipeline, doubles_toml
 
 
-def resident_bytes() -> int:
-    with open("/proc/self/statm") as statm:
-        return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+class _MallInfo2(ctypes.Structure):
+    _fields_ = [(name, ctypes.c_size_t) for name in ("arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks",
+                                                      "fsmblks", "uordblks", "fordblks", "keepcost")]
+
+
+def allocated_bytes() -> int:
+    """The bytes malloc has handed out and not taken back, all arenas: resident
+    memory swings by megabytes as malloc keeps or returns freed pages, this does not."""
+    gc.collect()
+    libc = ctypes.CDLL("libc.so.6")
+    libc.mallinfo2.restype = _MallInfo2
+    info = libc.mallinfo2()
+    return info.uordblks + info.hblkhd
 
 
 class Errors(InstalledTestCase):
@@ -122,16 +132,14 @@ class Errors(InstalledTestCase):
             except CadenzaError:
                 pass
 
-        for _ in range(5):  # warm up: caches, loaded plugins, the allocator's arenas
+        for _ in range(20):  # warm up: loaded plugins, caches
             round_of_misuse()
-        gc.collect()
-        before = resident_bytes()
-        for _ in range(60):
+        before = allocated_bytes()
+        for _ in range(200):
             round_of_misuse()
-        gc.collect()
-        grown = resident_bytes() - before
-        # A leaked pipeline or audio buffer per round would be megabytes.
-        self.assertLess(grown, 8 * 1024 * 1024, f"resident memory grew by {grown} bytes over 60 rounds")
+        grown = allocated_bytes() - before
+        # A leaked audio buffer (19,200 floats, 77 kB) per round would be 15 MB.
+        self.assertLess(grown, 2 * 1024 * 1024, f"malloc's bytes in use grew by {grown} over 200 rounds")
 
 
 if __name__ == "__main__":
