@@ -31,6 +31,7 @@ const Stats = koffi.struct('cdz_stats', {
   seconds_per_token: 'double', audio_seconds: 'double', wall_seconds: 'double', draft_seconds: 'double',
   verify_seconds: 'double', accept_seconds: 'double', other_seconds: 'double', position_count: 'int32_t',
   acceptance_rate: koffi.array('double', 64, 'Array'),
+  loop_seconds: 'double', loop_overhead_seconds: 'double', codec_seconds: 'double',
 });
 const CatalogEntry = koffi.struct('cdz_catalog_entry', {
   struct_size: 'uint32_t', name: 'const char *', kind: 'const char *', version: 'const char *',

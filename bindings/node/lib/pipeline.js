@@ -25,6 +25,9 @@ function statsObject(raw) {
     verifySeconds: raw.verify_seconds,
     acceptSeconds: raw.accept_seconds,
     otherSeconds: raw.other_seconds,
+    loopSeconds: raw.loop_seconds,
+    loopOverheadSeconds: raw.loop_overhead_seconds,
+    codecSeconds: raw.codec_seconds,
     acceptanceRateByDepth: Array.from(raw.acceptance_rate).slice(0, count),
   };
 }

@@ -34,9 +34,9 @@ test('stats hold every figure with its unit', () => {
   try {
     const { stats } = pipeline.synthesize('Statistics.', { seed: 1 });
     assert.deepEqual(Object.keys(stats).sort(), [
-      'acceptSeconds', 'acceptanceRateByDepth', 'audioSeconds', 'draftPasses', 'draftSeconds',
-      'meanAcceptedTokensPerStep', 'otherSeconds', 'secondsPerToken', 'steps', 'targetPasses', 'tokensGenerated',
-      'tokensPerSecond', 'verifySeconds', 'wallSeconds']);
+      'acceptSeconds', 'acceptanceRateByDepth', 'audioSeconds', 'codecSeconds', 'draftPasses', 'draftSeconds',
+      'loopOverheadSeconds', 'loopSeconds', 'meanAcceptedTokensPerStep', 'otherSeconds', 'secondsPerToken', 'steps',
+      'targetPasses', 'tokensGenerated', 'tokensPerSecond', 'verifySeconds', 'wallSeconds']);
     assert.equal(stats.tokensGenerated, FRAMES + 1);
     assert.equal(stats.acceptanceRateByDepth.length, 4);
     assert.ok(stats.draftPasses > 0);

@@ -44,7 +44,8 @@ class Stats(Structure):
                 ("tokens_per_second", c_double), ("seconds_per_token", c_double), ("audio_seconds", c_double),
                 ("wall_seconds", c_double), ("draft_seconds", c_double), ("verify_seconds", c_double),
                 ("accept_seconds", c_double), ("other_seconds", c_double), ("position_count", c_int32),
-                ("acceptance_rate", c_double * STATS_MAX_POSITIONS)]
+                ("acceptance_rate", c_double * STATS_MAX_POSITIONS),
+                ("loop_seconds", c_double), ("loop_overhead_seconds", c_double), ("codec_seconds", c_double)]
 
 
 class CatalogEntry(Structure):

@@ -28,6 +28,9 @@ def stats_dict(stats: Stats) -> dict[str, Any]:
         "verify_seconds": stats.verify_seconds,
         "accept_seconds": stats.accept_seconds,
         "other_seconds": stats.other_seconds,
+        "loop_seconds": stats.loop_seconds,
+        "loop_overhead_seconds": stats.loop_overhead_seconds,
+        "codec_seconds": stats.codec_seconds,
         "acceptance_rate_by_depth": [stats.acceptance_rate[i] for i in range(count)],
     }
 

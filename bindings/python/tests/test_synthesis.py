@@ -31,7 +31,8 @@ class Synthesis(InstalledTestCase):
         self.assertEqual(set(stats), {
             "tokens_generated", "steps", "target_passes", "draft_passes", "mean_accepted_tokens_per_step",
             "tokens_per_second", "seconds_per_token", "audio_seconds", "wall_seconds", "draft_seconds",
-            "verify_seconds", "accept_seconds", "other_seconds", "acceptance_rate_by_depth"})
+            "verify_seconds", "accept_seconds", "other_seconds", "loop_seconds", "loop_overhead_seconds",
+            "codec_seconds", "acceptance_rate_by_depth"})
         self.assertEqual(stats["tokens_generated"], FRAMES + 1)  # the audio tokens and the end
         self.assertEqual(stats["target_passes"], FRAMES + 2)     # the prefill and one per token
         self.assertEqual(stats["mean_accepted_tokens_per_step"], 1.0)
