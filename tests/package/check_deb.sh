@@ -17,18 +17,19 @@ deb=$(ls "$scratch"/package/cadenza_*.deb)
 echo "built $(basename "$deb") ($(du -h "$deb" | cut -f1))"
 
 # Control fields: the name, and Depends on the runtime packages the binaries link.
-dpkg-deb --field "$deb" Package | grep -qx cadenza || fail "the package is not named cadenza"
+grep -qx cadenza <<< "$(dpkg-deb --field "$deb" Package)" || fail "the package is not named cadenza"
 depends=$(dpkg-deb --field "$deb" Depends)
 echo "Depends: $depends"
 for runtime in libc6 libstdc++6 libsndfile1 libsoxr0 libespeak-ng1 libflite1 libtorch; do
-    echo "$depends" | grep -q "$runtime" || fail "Depends lacks $runtime"
+    grep -q "$runtime" <<< "$depends" || fail "Depends lacks $runtime"
 done
 # Every Depends package must exist on this Debian: installed here (we built against it), or provided
 # by an installed package (libspdlog1.10 provides libspdlog1.10-fmt9).
-installed=$(dpkg-query -W -f='${db:Status-Abbrev} ${Package} ${Provides}\n' | awk '$1 == "ii" {$1 = ""; print}' \
-            | sed 's/([^)]*)//g; s/,/ /g')
+# (A file, not a pipe into grep -q: with pipefail, grep leaving early fails the pipe.)
+dpkg-query -W -f='${db:Status-Abbrev} ${Package} ${Provides}\n' | awk '$1 == "ii" {$1 = ""; print}' \
+    | sed 's/([^)]*)//g; s/,/ /g' | tr ' ' '\n' | sed '/^$/d' > "$scratch/installed.txt"
 for package in $(echo "$depends" | tr ',' '\n' | sed 's/(.*)//; s/|.*//' | tr -d ' '); do
-    echo "$installed" | tr ' ' '\n' | grep -qx "$package" \
+    grep -qx "$package" "$scratch/installed.txt" \
         || fail "Depends names $package, which no installed Debian package is or provides"
 done
 
@@ -39,10 +40,10 @@ for path in ./usr/bin/cadenza ./usr/lib/libcadenza.so.0 ./usr/lib/cadenza/plugin
             ./usr/include/cadenza/cadenza.h ./usr/include/cadenza/plugin.h ./usr/lib/cmake/cadenza/cadenzaConfig.cmake \
             ./usr/lib/pkgconfig/cadenza.pc ./usr/lib/python3/dist-packages/cadenza/__init__.py \
             ./usr/lib/node_modules/cadenza/lib/index.js ./usr/share/cadenza/sdk/plugin_template/CMakeLists.txt; do
-    echo "$contents" | grep -qx "$path" || fail "the package lacks $path"
+    grep -qx "$path" <<< "$contents" || fail "the package lacks $path"
 done
-if echo "$contents" | grep -E '/test_|tests/plugins|__pycache__|node_modules/koffi' >/dev/null; then
-    fail "the package holds test or cache files: $(echo "$contents" | grep -E '/test_|tests/plugins|__pycache__|node_modules/koffi' | head -3)"
+if grep -E '/test_|tests/plugins|__pycache__|node_modules/koffi' >/dev/null <<< "$contents"; then
+    fail "the package holds test or cache files: $(grep -E '/test_|tests/plugins|__pycache__|node_modules/koffi' <<< "$contents")"
 fi
 
 # Unpacked into an empty directory, moved: nothing may point back at the build tree.
@@ -59,9 +60,9 @@ unset CADENZA_PLUGIN_PATH CADENZA_LIBRARY
 cadenza="$root/usr/bin/cadenza"
 plugins=$("$cadenza" plugins)
 echo "$plugins" | tail -n 1
-echo "$plugins" | grep -q "^backbone.llama .* $root/usr/lib/cadenza/plugins/libcadenza_backbone_llama.so" \
+grep -q "^backbone.llama .* $root/usr/lib/cadenza/plugins/libcadenza_backbone_llama.so" <<< "$plugins" \
     || fail "cadenza does not find its plugins in $root/usr/lib/cadenza/plugins"
-if echo "$plugins" | grep -F "$build_dir" >/dev/null; then fail "cadenza loads plugins from the build tree"; fi
+if grep -F "$build_dir" >/dev/null <<< "$plugins"; then fail "cadenza loads plugins from the build tree"; fi
 
 pipeline="$root/usr/share/cadenza/pipelines/default.toml"
 (cd "$scratch" && "$cadenza" synth -p "$pipeline" -t "hello there" -o "$scratch/cli.wav" --seed 7)
@@ -71,7 +72,7 @@ frames=$(/usr/bin/python3 -c "import sys, wave; print(wave.open(sys.argv[1]).get
 # The model speaks: pocketsphinx must hear at least one of the two words (seed 7 repeats bit for bit).
 heard=$("$cadenza" transcribe "$scratch/cli.wav" 2>/dev/null || true)
 echo "pocketsphinx heard: $heard"
-echo "$heard" | grep -Eqw "hello|there" || fail "pocketsphinx heard neither word of 'hello there'"
+grep -Eqw "hello|there" <<< "$heard" || fail "pocketsphinx heard neither word of 'hello there'"
 
 # A shipped pipeline by its bare name: found relative to the program, the same speech.
 (cd "$scratch" && "$cadenza" synth -p default -t "hello there" -o "$scratch/by-name.wav" --seed 7 >/dev/null)
@@ -89,7 +90,7 @@ cmake -S "$root/usr/share/cadenza/sdk/plugin_template" -B "$scratch/template" -D
     -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build "$scratch/template" >/dev/null
 described=$(CADENZA_PLUGIN_PATH="$scratch/template" "$cadenza" plugins describe example.argmax_acceptor)
-echo "$described" | grep -q "library: $scratch/template/" || fail "the template plugin did not load"
+grep -q "library: $scratch/template/" <<< "$described" || fail "the template plugin did not load"
 
 # pkg-config: a C program against the embedding API, linked and run.
 cat > "$scratch/version.c" <<'C'
