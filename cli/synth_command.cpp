@@ -78,7 +78,9 @@ int run_synth(const SynthOptions& o) {
 Command add_synth_command(CLI::App& app) {
     auto options = std::make_shared<SynthOptions>();
     auto* synth = app.add_subcommand("synth", "synthesize a text to a WAV file and print the run's statistics");
-    synth->add_option("-p,--pipeline", options->pipeline, "pipeline file (.toml)")->required()->check(CLI::ExistingFile);
+    synth->add_option("-p,--pipeline", options->pipeline,
+                      "pipeline file (.toml), or a shipped pipeline's name (default, ar, ...)")
+        ->required();
     synth->add_option("-t,--text", options->text, "the text to speak")->required();
     synth->add_option("-o,--output", options->output, "WAV file to write")->required();
     synth->add_option("--voice", options->voice, "audio file of the voice to imitate (default: the pipeline's)")

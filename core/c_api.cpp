@@ -3,19 +3,29 @@
 #include <cstddef>
 #include "cadenza/cadenza.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "cadenza/plugin.h"
 #include "engine.h"
 #include "error.h"
 #include "logging.h"
 #include "pipeline_config.h"
+#include "plugin_catalog.h"
+#include "plugin_library.h"
 #include "status_object.h"
 
 struct cdz_pipeline {
     std::unique_ptr<cadenza::Engine> engine;
+};
+
+struct cdz_catalog {
+    cadenza::PluginCatalog catalog;
+    std::vector<std::string> libraries;  // the strings cdz_catalog_entry points to
 };
 
 namespace {
@@ -200,5 +210,49 @@ cdz_status* cdz_pipeline_get_stats(const cdz_pipeline* pipeline, cdz_stats* out)
         pipeline->engine->stats().fill(*out);
     });
 }
+
+cdz_status* cdz_catalog_scan(const cdz_pipeline_params* params, cdz_catalog** out_catalog) {
+    return cadenza::status_from_exceptions([&] {
+        require(out_catalog != nullptr, "out_catalog is NULL");
+        *out_catalog = nullptr;
+        ensure_logging();
+        auto catalog = std::make_unique<cdz_catalog>();
+        catalog->catalog = cadenza::PluginCatalog::scan(cadenza::plugin_search_path(caller_locations(params)));
+        for (const auto& entry : catalog->catalog.entries()) catalog->libraries.push_back(entry.library.string());
+        *out_catalog = catalog.release();
+    });
+}
+
+size_t cdz_catalog_count(const cdz_catalog* catalog) { return catalog ? catalog->catalog.entries().size() : 0; }
+
+cdz_status* cdz_catalog_get(const cdz_catalog* catalog, size_t index, cdz_catalog_entry* out) {
+    return cadenza::status_from_exceptions([&] {
+        require(catalog && out, "catalog or out is NULL");
+        require(out->struct_size > 0, "cdz_catalog_entry: set struct_size before the call");
+        require(index < catalog->catalog.entries().size(), "cdz_catalog_get: index is out of range");
+        const cadenza::CatalogEntry& entry = catalog->catalog.entries()[index];
+        cdz_catalog_entry full{};
+        full.struct_size = out->struct_size;
+        full.name = entry.descriptor->name;
+        full.kind = cadenza::plugin_kind_name(entry.descriptor->kind);
+        full.version = entry.descriptor->version ? entry.descriptor->version : "";
+        full.summary = entry.descriptor->summary ? entry.descriptor->summary : "";
+        full.library = catalog->libraries[index].c_str();
+        full.origin = entry.origin.c_str();
+        full.shadowed = entry.shadowed ? 1 : 0;
+        std::memcpy(out, &full, std::min<size_t>(out->struct_size, sizeof(full)));
+    });
+}
+
+size_t cdz_catalog_problem_count(const cdz_catalog* catalog) {
+    return catalog ? catalog->catalog.problems().size() : 0;
+}
+
+const char* cdz_catalog_problem(const cdz_catalog* catalog, size_t index) {
+    if (!catalog || index >= catalog->catalog.problems().size()) return nullptr;
+    return catalog->catalog.problems()[index].c_str();
+}
+
+void cdz_catalog_free(cdz_catalog* catalog) { delete catalog; }
 
 }  // extern "C"

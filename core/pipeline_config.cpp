@@ -8,6 +8,7 @@
 
 #include "descriptor_check.h"
 #include "diagnostic.h"
+#include "install_layout.h"
 #include "parameter_schema.h"
 #include "plugin_library.h"
 #include "spelling_suggestion.h"
@@ -269,8 +270,9 @@ PipelineConfig load_pipeline_config_string(const std::string& text, const std::s
     return PipelineParser(source_name, base_directory, extra_locations).parse(text);
 }
 
-PipelineConfig load_pipeline_config_file(const std::filesystem::path& path,
+PipelineConfig load_pipeline_config_file(const std::filesystem::path& argument,
                                          const std::vector<PluginLocation>& extra_locations) {
+    const std::filesystem::path path = resolve_pipeline_path(argument);  // a shipped pipeline's bare name too
     std::ifstream file(path, std::ios::binary);
     if (!file) throw Error(CDZ_STATUS_NOT_FOUND, path.string() + ": cannot open pipeline file");
     std::stringstream text;

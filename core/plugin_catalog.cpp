@@ -9,15 +9,9 @@
 #include <spdlog/spdlog.h>
 
 #include "error.h"
+#include "install_layout.h"
 #include "plugin_library.h"
 #include "spelling_suggestion.h"
-
-#ifndef CADENZA_BUILD_PLUGIN_DIR
-#error "CADENZA_BUILD_PLUGIN_DIR must be defined by the build"
-#endif
-#ifndef CADENZA_INSTALL_PLUGIN_DIR
-#error "CADENZA_INSTALL_PLUGIN_DIR must be defined by the build"
-#endif
 
 namespace cadenza {
 namespace {
@@ -55,8 +49,7 @@ std::vector<PluginLocation> plugin_search_path(const std::vector<PluginLocation>
         while (std::getline(entries, entry, ':'))
             if (!entry.empty()) path.push_back({entry, "$CADENZA_PLUGIN_PATH", true});
     }
-    path.push_back({CADENZA_BUILD_PLUGIN_DIR, "build tree", false});
-    path.push_back({CADENZA_INSTALL_PLUGIN_DIR, "install prefix", false});
+    if (auto own = own_plugin_directory(); !own.empty()) path.push_back({own, "cadenza's own plugins", false});
     return path;
 }
 

@@ -1,6 +1,7 @@
 // Every plugin found along a search path. The search order is: paths the
 // caller gives first (the embedding API's, then the pipeline's plugin_paths),
-// then $CADENZA_PLUGIN_PATH, then the build tree, then the install prefix.
+// then $CADENZA_PLUGIN_PATH, then cadenza's own plugins (lib/cadenza/plugins
+// beside the program or libcadenza.so, in the build tree as in an install).
 // A name found in an earlier place shadows the same name later on; two
 // plugins with one name in the same place are an error.
 #pragma once
@@ -19,7 +20,7 @@ struct PluginLocation {
     bool must_exist = false;     // given explicitly: missing is an error
 };
 
-// The caller's locations followed by the environment, build tree and install prefix.
+// The caller's locations followed by the environment and cadenza's own plugins.
 std::vector<PluginLocation> plugin_search_path(const std::vector<PluginLocation>& first = {});
 
 struct CatalogEntry {

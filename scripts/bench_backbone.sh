@@ -27,7 +27,7 @@ cadenza="$build/bin/cadenza"
 doubles="$build/tests/plugins/doubles"
 model="$build/bench-models/$(basename "$config" .json)"
 
-for needed in "$cadenza" "$build/plugins/libcadenza_backbone_llama.so" "$build/plugins/libcadenza_frontend_chars.so" \
+for needed in "$cadenza" "$build/lib/cadenza/plugins/libcadenza_backbone_llama.so" "$build/lib/cadenza/plugins/libcadenza_frontend_chars.so" \
               "$doubles/libtest_tone_codec.so"; do
     [ -e "$needed" ] || { echo "bench_backbone.sh: $needed is missing; build cadenza_cli cadenza_backbone_llama" \
                                "cadenza_frontend_chars test_tone_codec in $build" >&2; exit 1; }

@@ -16,12 +16,17 @@ packages=(
   flite flite1-dev festival festvox-kallpc16k festvox-kdlpc16k festvox-us-slt-hts  # voices of the speech corpus
   fortunes fortunes-min                      # sentences of the speech corpus
   gnuplot-nox                                # benchmark plots
+  python3 python3-numpy nodejs               # the Python and Node bindings (koffi comes from npm)
+  dpkg-dev file                              # dpkg-shlibdeps and file, for the .deb's Depends (cpack)
 )
 
 missing=()
 for package in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
 done
+
+# npm ships inside some nodejs packages (NodeSource's); Debian's is a package of its own.
+command -v npm >/dev/null 2>&1 || missing+=(npm)
 
 as_root() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
 

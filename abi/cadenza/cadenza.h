@@ -29,7 +29,7 @@ extern "C" {
 #endif
 
 #define CDZ_ABI_VERSION_MAJOR 0
-#define CDZ_ABI_VERSION_MINOR 3
+#define CDZ_ABI_VERSION_MINOR 4
 
 /* ------------------------------------------------------------------------ */
 /* Versions and status                                                       */
@@ -157,6 +157,36 @@ typedef struct cdz_stats {
 
 /* Fills `out` up to out->struct_size (set it before the call). */
 CDZ_API cdz_status* cdz_pipeline_get_stats(const cdz_pipeline* pipeline, cdz_stats* out);
+
+/* ------------------------------------------------------------------------ */
+/* The plugins cadenza finds (since ABI 0.4)                                 */
+
+typedef struct cdz_catalog cdz_catalog;
+
+typedef struct cdz_catalog_entry {
+    uint32_t struct_size;
+    const char* name;        /* "acceptor.bias" */
+    const char* kind;        /* "frontend", "codec", "backbone", "drafter", "acceptor" */
+    const char* version;     /* the plugin's own version */
+    const char* summary;     /* one line; "" when the plugin gives none */
+    const char* library;     /* the shared library it came from */
+    const char* origin;      /* the search path entry that found it */
+    int shadowed;            /* non-zero: an earlier place has a plugin of this name */
+} cdz_catalog_entry;
+
+/* Every plugin along the search path a pipeline loaded with `params` would
+ * use (params may be NULL): the caller's paths, $CADENZA_PLUGIN_PATH, then
+ * cadenza's own plugins. A library that fails to load is not an error here:
+ * it is counted by cdz_catalog_problem_count. */
+CDZ_API cdz_status* cdz_catalog_scan(const cdz_pipeline_params* params, cdz_catalog** out_catalog);
+CDZ_API size_t cdz_catalog_count(const cdz_catalog* catalog);
+/* Fills `out` up to out->struct_size; strings live as long as the catalog. */
+CDZ_API cdz_status* cdz_catalog_get(const cdz_catalog* catalog, size_t index, cdz_catalog_entry* out);
+/* Libraries that failed to load, missing explicit paths, ambiguous names. */
+CDZ_API size_t cdz_catalog_problem_count(const cdz_catalog* catalog);
+/* NULL when index is out of range; valid as long as the catalog. */
+CDZ_API const char* cdz_catalog_problem(const cdz_catalog* catalog, size_t index);
+CDZ_API void cdz_catalog_free(cdz_catalog* catalog);
 
 #ifdef __cplusplus
 }

@@ -6,6 +6,7 @@
 
 #include "descriptor_check.h"
 #include "error.h"
+#include "install_layout.h"
 #include "plugin_catalog.h"
 #include "plugin_library.h"
 #include "test_fixtures.h"
@@ -136,16 +137,36 @@ TEST(PluginCatalog, AMissingExplicitLocationIsAProblem) {
     EXPECT_NE(catalog.problems()[0].find("/nonexistent/plugins"), std::string::npos);
 }
 
-TEST(PluginCatalog, SearchPathOrderIsCallerEnvironmentBuildTreeInstallPrefix) {
+TEST(PluginCatalog, SearchPathOrderIsCallerEnvironmentOwnPlugins) {
     ::setenv("CADENZA_PLUGIN_PATH", "/from/env/a:/from/env/b", 1);
     const auto path = plugin_search_path({{"/from/caller", "caller", true}});
     ::unsetenv("CADENZA_PLUGIN_PATH");
-    ASSERT_EQ(path.size(), 5u);
+    ASSERT_EQ(path.size(), 4u);
     EXPECT_EQ(path[0].path, "/from/caller");
     EXPECT_EQ(path[1].path, "/from/env/a");
     EXPECT_EQ(path[2].path, "/from/env/b");
-    EXPECT_EQ(path[3].origin, "build tree");
-    EXPECT_EQ(path[4].origin, "install prefix");
+    EXPECT_EQ(path[3].origin, "cadenza's own plugins");
+}
+
+TEST(PluginCatalog, OwnPluginsAreFoundRelativeToTheProgramNotABuildPath) {
+    // This test program is linked with the core and sits in bin/ beside the
+    // CLI: its own plugins are ../lib/cadenza/plugins from there.
+    const auto own = own_plugin_directory();
+    const auto program = std::filesystem::read_symlink("/proc/self/exe");
+    EXPECT_EQ(own, (program.parent_path() / ".." / "lib" / "cadenza" / "plugins").lexically_normal());
+    EXPECT_TRUE(std::filesystem::is_directory(own)) << own;
+}
+
+TEST(InstallLayout, AShippedPipelineIsFoundByItsBareName) {
+    const auto shipped = own_pipeline_directory();
+    const auto program = std::filesystem::read_symlink("/proc/self/exe");
+    EXPECT_EQ(shipped, (program.parent_path() / ".." / "share" / "cadenza" / "pipelines").lexically_normal());
+    EXPECT_EQ(resolve_pipeline_path("default"), shipped / "default.toml");
+    EXPECT_EQ(resolve_pipeline_path("default.toml"), shipped / "default.toml");
+    EXPECT_TRUE(std::filesystem::is_regular_file(resolve_pipeline_path("default")));
+    // Paths with a directory, and names of no shipped pipeline, stay as they are.
+    EXPECT_EQ(resolve_pipeline_path("some/dir/default"), "some/dir/default");
+    EXPECT_EQ(resolve_pipeline_path("no-such-pipeline"), "no-such-pipeline");
 }
 
 }  // namespace

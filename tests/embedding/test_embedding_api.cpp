@@ -264,4 +264,57 @@ TEST(EmbeddingApi, ADraftWithoutAnAcceptorIsRefused) {
     EXPECT_NE(message_of(status).find("[draft] needs an [acceptor]"), std::string::npos) << message_of(status);
 }
 
+TEST(EmbeddingApi, TheCatalogListsEveryPluginFound) {
+    const std::string doubles = std::string(TEST_PLUGIN_DIR) + "/doubles";
+    const char* paths[] = {doubles.c_str()};
+    cdz_pipeline_params params = cdz_pipeline_default_params();
+    params.plugin_paths = paths;
+    params.plugin_path_count = 1;
+    cdz_catalog* catalog = nullptr;
+    Status status(cdz_catalog_scan(&params, &catalog));
+    ASSERT_EQ(status, nullptr) << message_of(status);
+    std::unique_ptr<cdz_catalog, void (*)(cdz_catalog*)> owned(catalog, cdz_catalog_free);
+    bool found_double = false, found_own = false;
+    for (size_t i = 0; i < cdz_catalog_count(catalog); ++i) {
+        cdz_catalog_entry entry{};
+        entry.struct_size = sizeof(entry);
+        Status got(cdz_catalog_get(catalog, i, &entry));
+        ASSERT_EQ(got, nullptr) << message_of(got);
+        const std::string name = entry.name;
+        if (name == "test.markov_backbone") {
+            found_double = true;
+            EXPECT_STREQ(entry.kind, "backbone");
+            EXPECT_STREQ(entry.origin, "cdz_pipeline_params");
+            EXPECT_NE(std::string(entry.library).find(doubles), std::string::npos) << entry.library;
+        }
+        if (name == "frontend.chars") {
+            found_own = true;
+            EXPECT_STREQ(entry.kind, "frontend");
+            EXPECT_STREQ(entry.origin, "cadenza's own plugins");
+            EXPECT_EQ(entry.shadowed, 0);
+        }
+    }
+    EXPECT_TRUE(found_double);
+    EXPECT_TRUE(found_own);
+    cdz_catalog_entry entry{};
+    entry.struct_size = sizeof(entry);
+    Status out_of_range(cdz_catalog_get(catalog, cdz_catalog_count(catalog), &entry));
+    ASSERT_NE(out_of_range, nullptr);
+    EXPECT_EQ(cdz_status_get_code(out_of_range.get()), CDZ_STATUS_INVALID_ARGUMENT);
+    EXPECT_EQ(cdz_catalog_problem(catalog, cdz_catalog_problem_count(catalog)), nullptr);
+}
+
+TEST(EmbeddingApi, TheCatalogReportsAMissingExplicitPathAsAProblem) {
+    const char* paths[] = {"/no/such/plugins"};
+    cdz_pipeline_params params = cdz_pipeline_default_params();
+    params.plugin_paths = paths;
+    params.plugin_path_count = 1;
+    cdz_catalog* catalog = nullptr;
+    Status status(cdz_catalog_scan(&params, &catalog));
+    ASSERT_EQ(status, nullptr) << message_of(status);
+    ASSERT_EQ(cdz_catalog_problem_count(catalog), 1u);
+    EXPECT_NE(std::string(cdz_catalog_problem(catalog, 0)).find("/no/such/plugins"), std::string::npos);
+    cdz_catalog_free(catalog);
+}
+
 }  // namespace
