@@ -10,6 +10,7 @@ from typing import Any, Iterable
 import numpy as np
 
 from . import audio_file
+from .closing import Closing
 from ._library import Audio, PipelineParams, Stats, SynthesisParams, check, lib, utf8
 from .errors import CadenzaError, StatusCode, invalid_argument
 from .synthesis import Synthesis, stats_dict
@@ -68,7 +69,7 @@ def synthesis_params(voice: Voice | None, seed: int | None, max_seconds: float |
     return params, samples
 
 
-class Pipeline:
+class Pipeline(Closing):
     """A pipeline file loaded, validated and instantiated by libcadenza.
 
     One synthesis runs at a time; close() (or leaving a `with` block) frees it.
@@ -120,18 +121,6 @@ class Pipeline:
     @property
     def closed(self) -> bool:
         return self._handle is None
-
-    def __enter__(self) -> "Pipeline":
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    def __del__(self) -> None:
-        try:
-            self.close()
-        except Exception:
-            pass
 
     def _live_handle(self) -> int:
         if self._handle is None:

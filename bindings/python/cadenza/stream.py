@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from .closing import Closing
 from ._library import AudioCallback, Stats, SynthesisParams, check, lib
 from .errors import CadenzaError, StatusCode
 from .synthesis import stats_dict
@@ -95,7 +96,7 @@ class Producer:
         self._put((_END, error))
 
 
-class Stream:
+class Stream(Closing):
     """An iterator of float32 chunks; also a context manager."""
 
     def __init__(self, producer: Producer) -> None:
@@ -147,14 +148,3 @@ class Stream:
         """The run's statistics, once it has ended."""
         return None if self._producer.running else self._producer.stats
 
-    def __enter__(self) -> "Stream":
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    def __del__(self) -> None:
-        try:
-            self.close()
-        except Exception:
-            pass
