@@ -49,6 +49,16 @@ struct Defaults {
     double weight_decay;
 };
 
+// --code-digits and --layout: a code-digit output head (drafts/common/code_digit_head.h).
+void add_code_digit_options(CLI::App* app, std::string& code_digits, std::filesystem::path& layout, const char* who) {
+    auto* digits = app->add_option(
+        "--code-digits", code_digits,
+        std::string("the codec's FSQ levels, least significant first (e.g. 8,8,8,4,4): ") + who +
+            " predicts a code by its digits, beside the non-code tokens (the levels' sum + the non-code tokens + 1 "
+            "logits instead of the vocabulary's; needs --layout)");
+    app->add_option("--layout", layout, "the corpus's layout.json, for --code-digits")->check(CLI::ExistingFile)->needs(digits);
+}
+
 void add_common_options(CLI::App* command, TrainOptions& o, const Defaults& defaults) {
     o.lr = defaults.lr;
     o.warmup = defaults.warmup;
@@ -170,6 +180,7 @@ Command add_train_command(CLI::App& app) {
             ->required()
             ->check(CLI::ExistingFile);
         draft->add_option("--output", job->output, "model directory to write")->required();
+        add_code_digit_options(draft, job->code_digits, job->layout, "the draft");
         draft->add_flag("--distill,!--no-distill", job->distill,
                         "add KL(target || draft) to the cross-entropy (default on; --no-distill: cross-entropy only, "
                         "as the SSD paper)");
@@ -194,6 +205,11 @@ Command add_train_command(CLI::App& app) {
             ->required()
             ->check(CLI::ExistingFile);
         heads->add_option("--output", job->output, "heads file to write (.safetensors)")->required();
+        add_code_digit_options(heads, job->code_digits, job->layout, "each head");
+        heads->add_option("--distill-weight", job->distill_weight,
+                          "w in (1 - w) * cross-entropy on the corpus + w * cross-entropy against the target's own "
+                          "distribution for the same token (default 0)")
+            ->check(CLI::Range(0.0, 1.0));
         add_common_options(heads, job->options, {1e-3, 40, 0.0});
         runs.emplace_back(heads, runner(job, training::run_draft_heads_job));
     }

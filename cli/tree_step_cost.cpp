@@ -7,6 +7,7 @@
 #include <numeric>
 #include <vector>
 
+#include "host_api.h"
 #include "kv_cache.h"
 #include "sampling.h"
 
@@ -36,6 +37,8 @@ std::vector<double> fastest_of_rounds(size_t count, int repeats, Measure&& measu
 
 medusa::StepCost measure_tree_step_cost(const llama::LlamaModel& model, const drafts::DraftHeads& heads,
                                         const TreeStepCostOptions& options) {
+    // The heads sample through the host's services, this process's own.
+    drafts::set_host(host_api());
     const llama::LlamaConfig& config = model.config();
     const int64_t largest = options.max_nodes + 1;
     const int64_t context = std::max<int64_t>(
@@ -71,7 +74,9 @@ medusa::StepCost measure_tree_step_cost(const llama::LlamaModel& model, const dr
     // proposal[d]: the heads' logits and distributions for d levels.
     std::vector<double> proposal =
         fastest_of_rounds(static_cast<size_t>(heads.count()) + 1, options.repeats, [&](size_t depth) {
-            if (depth > 0) sample_rows(heads.step_logits(hidden.data(), false, static_cast<int64_t>(depth), all));
+            if (depth == 0) return;
+            drafts::DraftHeads::Step step = heads.step(hidden.data(), false, static_cast<int64_t>(depth), all);
+            for (int64_t r = 0; r < step.rows(); ++r) step.probabilities(r, &options.sampling, distribution.data());
         });
     proposal[0] = 0.0;
 

@@ -5,7 +5,8 @@
 namespace cadenza::training {
 
 void save_model_directory(const std::filesystem::path& directory, const llama::LlamaWeights& weights,
-                          const std::vector<std::pair<std::string, std::string>>& metadata) {
+                          const std::vector<std::pair<std::string, std::string>>& metadata,
+                          const std::vector<std::pair<std::string, at::Tensor>>& extra_tensors) {
     std::filesystem::create_directories(directory);
     const std::filesystem::path config = directory / "config.json";
     const std::filesystem::path temporary = directory / "config.json.tmp";
@@ -13,7 +14,7 @@ void save_model_directory(const std::filesystem::path& directory, const llama::L
     std::error_code error;
     std::filesystem::rename(temporary, config, error);
     if (error) throw Error(CDZ_STATUS_IO_ERROR, config.string() + ": cannot rename into place: " + error.message());
-    weights.save(directory / "model.safetensors", metadata);
+    weights.save(directory / "model.safetensors", metadata, extra_tensors);
 }
 
 llama::LlamaWeights load_model_directory(const std::filesystem::path& directory) {

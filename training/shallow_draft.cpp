@@ -86,7 +86,7 @@ llama::LlamaWeights build_shallow_draft(const llama::LlamaWeights& target, const
 }
 
 ShallowDraftTask::ShallowDraftTask(llama::LlamaWeights target, ShallowDraftLayout layout,
-                                   std::filesystem::path target_path, double distill_weight)
+                                   std::filesystem::path target_path, double distill_weight, const drafts::CodeGrid* grid)
     : target_(target, target.config.max_position_embeddings),
       draft_(build_shallow_draft(target, layout), target.config.max_position_embeddings),
       layout_(std::move(layout)),
@@ -94,6 +94,10 @@ ShallowDraftTask::ShallowDraftTask(llama::LlamaWeights target, ShallowDraftLayou
       distill_weight_(distill_weight) {
     if (!(distill_weight >= 0 && distill_weight <= 1))
         throw Error(CDZ_STATUS_INVALID_ARGUMENT, "--distill-weight must be in [0, 1]");
+    if (grid) {
+        code_digits_.emplace(*grid);
+        digit_head_ = CodeDigitOutput::from_table(target.lm_head, *grid);
+    }
 }
 
 std::vector<TrainableParameter> ShallowDraftTask::parameters() {
@@ -106,26 +110,54 @@ std::vector<TrainableParameter> ShallowDraftTask::parameters() {
                 if (name.rfind(prefix, 0) == 0) return true;
             return false;
         }();
-        if (in_trained_layer || name == "model.norm.weight" || name == "lm_head.weight")
+        const bool head = name == "lm_head.weight" && !code_digits_;
+        if (in_trained_layer || name == "model.norm.weight" || head)
             parameters.push_back({name, tensor, tensor.dim() >= 2});
     }
+    if (code_digits_) {
+        parameters.push_back({"digits.weight", digit_head_.weight, true});
+        parameters.push_back({"digits.bias", digit_head_.bias, false});
+    }
     return parameters;
+}
+
+std::vector<std::pair<std::string, std::string>> ShallowDraftTask::settings() const {
+    if (!code_digits_) return {};  // as before the option, so that older checkpoints resume
+    return {{"cadenza.train.draft_output", "code digits " + code_digits_->grid().levels_text() + " from token " +
+                                               std::to_string(code_digits_->grid().code_offset)}};
+}
+
+at::Tensor ShallowDraftTask::vocabulary_logits(const at::Tensor& hidden) const {
+    if (!code_digits_) return draft_.logits(hidden);
+    return code_digits_->log_probabilities(at::linear(hidden, digit_head_.weight, digit_head_.bias));
 }
 
 at::Tensor ShallowDraftTask::loss(const Batch& batch) {
     const at::Tensor inputs = batch.inputs();
     const LabelledPositions positions = labelled_positions(batch.labels(1));
     const at::Tensor& labels = positions.labels;
-    const at::Tensor logits = draft_.logits(select_positions(draft_.forward_sequence(inputs), positions));
-    at::Tensor loss = masked_cross_entropy(logits, labels);
+    const at::Tensor hidden = select_positions(draft_.forward_sequence(inputs), positions);
+    at::Tensor teacher;
     if (distill_weight_ > 0) {
-        at::Tensor teacher;
+        at::NoGradGuard no_grad;
+        teacher = target_.logits(select_positions(target_.forward_sequence(inputs), positions));
+    }
+    const double w = distill_weight_;
+    if (code_digits_) {
+        const at::Tensor head_logits = at::linear(hidden, digit_head_.weight, digit_head_.bias);
+        const double count = static_cast<double>(std::max<int64_t>(labels.size(0), 1));
+        const at::Tensor hard = code_digits_->negative_log_likelihood(head_logits, labels).sum() / count;
+        if (w == 0) return hard;
+        at::Tensor marginals;
         {
             at::NoGradGuard no_grad;
-            teacher = target_.logits(select_positions(target_.forward_sequence(inputs), positions));
+            marginals = code_digits_->marginals(at::softmax(teacher, -1));
         }
-        loss = (1.0 - distill_weight_) * loss + distill_weight_ * masked_kl_divergence(teacher, logits, labels);
+        return (1.0 - w) * hard + w * (code_digits_->cross_entropy(head_logits, marginals).sum() / count);
     }
+    const at::Tensor logits = draft_.logits(hidden);
+    at::Tensor loss = masked_cross_entropy(logits, labels);
+    if (w > 0) loss = (1.0 - w) * loss + w * masked_kl_divergence(teacher, logits, labels);
     return loss;
 }
 
@@ -133,13 +165,15 @@ void ShallowDraftTask::evaluate(const Batch& batch, Metrics& metrics) {
     const at::Tensor inputs = batch.inputs();
     const LabelledPositions positions = labelled_positions(batch.labels(1));
     const at::Tensor& labels = positions.labels;
-    const at::Tensor logits = draft_.logits(select_positions(draft_.forward_sequence(inputs), positions));
+    const at::Tensor logits = vocabulary_logits(select_positions(draft_.forward_sequence(inputs), positions));
     const at::Tensor teacher = target_.logits(select_positions(target_.forward_sequence(inputs), positions));
     add_prediction_metrics(logits, labels, metrics);
     const at::Tensor mask = labels.ne(ignore_label);
     const auto count = static_cast<double>(mask.sum().item<int64_t>());
     metrics.add("agreement with the target's top-1", Unit::fraction,
                 (logits.argmax(-1).eq(teacher.argmax(-1)) & mask).sum().item<double>(), count);
+    metrics.add("acceptance, sum min(p_target, q_draft)", Unit::fraction,
+                at::minimum(at::softmax(teacher, -1), at::softmax(logits, -1)).sum(-1).sum().item<double>(), count);
     metrics.add("KL(target || draft)", Unit::nats, masked_kl_divergence(teacher, logits, labels).item<double>() * count,
                 count);
     add_prediction_metrics(teacher, labels, metrics, "target ");
@@ -148,12 +182,21 @@ void ShallowDraftTask::evaluate(const Batch& batch, Metrics& metrics) {
 void ShallowDraftTask::save(const std::filesystem::path& output) const {
     char weight_text[32];
     std::snprintf(weight_text, sizeof(weight_text), "%g", distill_weight_);
-    save_model_directory(output, draft_.weights(),
-                         {{"cadenza.kind", "shallow_draft"},
-                          {"cadenza.draft_layers", format_index_list(layout_.layers)},
-                          {"cadenza.train_layers", format_index_list(layout_.train_layers)},
-                          {"cadenza.target", target_path_.string()},
-                          {"cadenza.distill_weight", weight_text}});
+    std::vector<std::pair<std::string, std::string>> metadata{
+        {"cadenza.kind", "shallow_draft"},
+        {"cadenza.draft_layers", format_index_list(layout_.layers)},
+        {"cadenza.train_layers", format_index_list(layout_.train_layers)},
+        {"cadenza.target", target_path_.string()},
+        {"cadenza.distill_weight", weight_text}};
+    if (!code_digits_) {
+        save_model_directory(output, draft_.weights(), metadata);
+        return;
+    }
+    for (auto& entry : drafts::code_grid_metadata(code_digits_->grid())) metadata.push_back(std::move(entry));
+    llama::LlamaWeights weights = draft_.weights();
+    weights.config.tie_word_embeddings = true;
+    weights.lm_head = weights.embed_tokens;
+    save_model_directory(output, weights, metadata, {{"digits.weight", digit_head_.weight}, {"digits.bias", digit_head_.bias}});
 }
 
 }  // namespace cadenza::training

@@ -7,12 +7,21 @@
 // Loss: (1 - w) * cross-entropy on the data (the paper's Eq. 7) + w * KL(target
 // || draft) on the same positions (distillation to the frozen target's
 // next-token distribution); w = distill_weight, 0 gives the paper's loss.
+//
+// With a code grid the draft's head is a code-digit head (drafts/common/
+// code_digit_head.h) instead of a copy of the target's: saved as
+// digits.weight [R, H] and digits.bias [R] with the grid in the metadata, and
+// config.json ties the (unused) vocabulary head to the embedding so that the
+// file holds no 8,252 x H head.
 #pragma once
 
 #include <filesystem>
 #include <string>
 #include <vector>
 
+#include <optional>
+
+#include "code_digit_output.h"
 #include "llama_model.h"
 #include "training_task.h"
 
@@ -38,8 +47,9 @@ llama::LlamaWeights build_shallow_draft(const llama::LlamaWeights& target, const
 
 class ShallowDraftTask : public TrainingTask {
 public:
+    // `grid`: a code-digit head on that grid; nullptr: the target's head, trained.
     ShallowDraftTask(llama::LlamaWeights target, ShallowDraftLayout layout, std::filesystem::path target_path,
-                     double distill_weight);
+                     double distill_weight, const drafts::CodeGrid* grid = nullptr);
 
     std::string kind() const override { return "draft"; }
     int64_t vocab_size() const override { return draft_.config().vocab_size; }
@@ -48,6 +58,7 @@ public:
     at::Tensor loss(const Batch& batch) override;
     void evaluate(const Batch& batch, Metrics& metrics) override;
     void save(const std::filesystem::path& output) const override;
+    std::vector<std::pair<std::string, std::string>> settings() const override;
     std::filesystem::path state_path(const std::filesystem::path& output) const override {
         return output / "training_state.safetensors";
     }
@@ -61,6 +72,11 @@ private:
     ShallowDraftLayout layout_;
     std::filesystem::path target_path_;
     double distill_weight_;
+    std::optional<drafts::CodeDigitDistribution> code_digits_;
+    CodeDigitOutput digit_head_;
+
+    // The draft's log-probabilities (or logits) over the vocabulary at hidden states [N, H].
+    at::Tensor vocabulary_logits(const at::Tensor& hidden) const;
 };
 
 }  // namespace cadenza::training

@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
-#include <sstream>
 #include <optional>
 #include <ostream>
+#include <sstream>
 
 #include "code_digit_embedding.h"
 #include "draft_heads.h"
@@ -111,6 +111,32 @@ GuidedAttention guided_attention_of(const LanguageModelJob& job, const llama::Ll
     return guide;
 }
 
+// The grid of code-digit output heads from --code-digits and --layout; none
+// when --code-digits is empty.
+std::optional<drafts::CodeGrid> code_grid_for(const std::string& code_digits, const std::filesystem::path& layout_path,
+                                              const llama::LlamaConfig& config) {
+    if (code_digits.empty()) return std::nullopt;
+    if (layout_path.empty())
+        throw Error(CDZ_STATUS_INVALID_ARGUMENT, "--code-digits needs --layout (the corpus's layout.json)");
+    const SpeechTokenLayout layout = read_layout(layout_path, config);
+    drafts::CodeGrid grid =
+        drafts::CodeGrid::parse(code_digits, layout.audio_token_offset, config.vocab_size, "--code-digits");
+    if (grid.code_count() != layout.audio_token_count)
+        throw Error(CDZ_STATUS_INVALID_ARGUMENT, "--code-digits " + code_digits + " make " +
+                                                     std::to_string(grid.code_count()) + " codes, " +
+                                                     layout_path.string() + " has " +
+                                                     std::to_string(layout.audio_token_count));
+    return grid;
+}
+
+void describe_output(const drafts::CodeGrid* grid, const char* per, std::ostream& out) {
+    if (grid)
+        out << "output: code digits " << grid->levels_text() << " from token " << grid->code_offset << " ("
+            << grid->head_rows() << " logits " << per << " instead of " << grid->vocab_size << ")\n";
+    else
+        out << "output: the target's vocabulary head\n";
+}
+
 SpeechTokenLayout layout_for(const LanguageModelJob& job, const llama::LlamaConfig& config, const char* option) {
     if (job.layout.empty())
         throw Error(CDZ_STATUS_INVALID_ARGUMENT, std::string(option) + " needs --layout (the corpus's layout.json)");
@@ -206,7 +232,9 @@ TrainResult run_shallow_draft_job(const ShallowDraftJob& job, std::ostream& out,
     describe_corpus(corpus, out);
     llama::LlamaWeights target = load_target(job.target, corpus, out);
     const double weight = job.distill ? job.distill_weight : 0.0;
-    ShallowDraftTask task(std::move(target), layout, absolute_path(job.target), weight);
+    const std::optional<drafts::CodeGrid> grid = code_grid_for(job.code_digits, job.layout, target.config);
+    describe_output(grid ? &*grid : nullptr, "", out);
+    ShallowDraftTask task(std::move(target), layout, absolute_path(job.target), weight, grid ? &*grid : nullptr);
     describe_model("draft (target layers " + format_index_list(layout.layers) + ", training draft layers " +
                        format_index_list(layout.train_layers) + ", the final norm and the head)",
                    task.draft().config(), out);
@@ -228,7 +256,14 @@ TrainResult run_draft_heads_job(const DraftHeadsJob& job, std::ostream& out, std
     const TokenCorpus corpus = load_token_corpus(job.corpus);
     describe_corpus(corpus, out);
     llama::LlamaWeights target = load_target(job.target, corpus, out);
-    DraftHeadsTask task(std::move(target), job.kind, job.heads, absolute_path(job.target));
+    const std::optional<drafts::CodeGrid> grid = code_grid_for(job.code_digits, job.layout, target.config);
+    DraftHeadsTask task(std::move(target), job.kind, job.heads, absolute_path(job.target), grid ? &*grid : nullptr,
+                        job.distill_weight);
+    describe_output(grid ? &*grid : nullptr, "per head", out);
+    out << "loss: " << (job.distill_weight > 0 ? std::to_string(1 - job.distill_weight) + " * cross-entropy on the corpus + " +
+                                                     std::to_string(job.distill_weight) + " * cross-entropy against the target's distribution"
+                                               : std::string("cross-entropy on the corpus"))
+        << '\n';
     out << job.kind << " heads: " << job.heads << " (head i predicts token t+2+i), loss weights";
     for (int64_t i = 0; i < job.heads; ++i) {
         char w[32];

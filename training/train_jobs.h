@@ -43,6 +43,9 @@ struct ShallowDraftJob {
     std::string train_layers;  // "0,1": draft layer indices trained
     bool distill = true;
     double distill_weight = 0.5;
+    // As DraftHeadsJob's: a code-digit head instead of a copy of the target's.
+    std::string code_digits;
+    std::filesystem::path layout;
     TrainOptions options;
 };
 
@@ -50,6 +53,12 @@ struct DraftHeadsJob {
     std::filesystem::path corpus, target, output;
     std::string kind;  // "mtp" or "medusa"
     int64_t heads = 4;
+    // The codec's FSQ levels ("8,8,8,4,4"), empty for none: code-digit output
+    // heads (drafts/common/code_digit_head.h) instead of the target's lm_head;
+    // `layout` (the corpus's layout.json) places the codes.
+    std::string code_digits;
+    std::filesystem::path layout;
+    double distill_weight = 0;  // weight of the target's own distribution as a soft label
     TrainOptions options;
 };
 

@@ -1,6 +1,9 @@
 #include "hidden_state_heads.h"
 
+#include <algorithm>
 #include <fstream>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -34,6 +37,21 @@ int64_t metadata_int(const std::map<std::string, std::string>& metadata, const s
         throw Error(CDZ_STATUS_INVALID_CONFIG,
                     where + ": metadata " + key + " = '" + found->second + "' is not a non-negative integer");
     }
+}
+
+// heads.{i}.PART.weight [rows, columns] and heads.{i}.PART.bias [rows] of
+// heads 0..count-1, stacked: [count, rows, columns] and [count, rows].
+std::pair<at::Tensor, at::Tensor> read_heads(const safetensors::File& file, int64_t count, const std::string& part,
+                                             int64_t rows, int64_t columns) {
+    at::Tensor weight = at::empty({count, rows, columns}, at::kFloat), bias = at::empty({count, rows}, at::kFloat);
+    for (int64_t i = 0; i < count; ++i) {
+        const std::string prefix = "heads." + std::to_string(i) + "." + part + ".";
+        const std::vector<float> w = file.read_f32(prefix + "weight", {rows, columns});
+        const std::vector<float> b = file.read_f32(prefix + "bias", {rows});
+        std::copy(w.begin(), w.end(), weight[i].data_ptr<float>());
+        std::copy(b.begin(), b.end(), bias[i].data_ptr<float>());
+    }
+    return {weight, bias};
 }
 
 }  // namespace
@@ -95,19 +113,20 @@ DraftHeads::DraftHeads(const std::filesystem::path& heads_file, at::Tensor lm_he
             throw Error(CDZ_STATUS_INVALID_CONFIG, where + ": asked for " + std::to_string(use_heads) +
                                                        " heads, the file holds " + std::to_string(found));
         count_ = use_heads > 0 ? use_heads : found;
-        std::vector<at::Tensor> weights, biases;
-        for (int64_t i = 0; i < count_; ++i) {
-            const std::string prefix = "heads." + std::to_string(i) + ".linear.";
-            const std::vector<float> w = file.read_f32(prefix + "weight", {hidden_, hidden_});
-            const std::vector<float> b = file.read_f32(prefix + "bias", {hidden_});
-            weights.push_back(at::from_blob(const_cast<float*>(w.data()), {hidden_, hidden_}, at::kFloat).clone());
-            biases.push_back(at::from_blob(const_cast<float*>(b.data()), {hidden_}, at::kFloat).clone());
-        }
-        weight_ = at::cat(weights, 0).contiguous();
-        bias_ = at::cat(biases, 0).contiguous();
+        const auto [weight, bias] = read_heads(file, count_, "linear", hidden_, hidden_);
+        weight_ = weight.view({count_ * hidden_, hidden_});
+        bias_ = bias.view({count_ * hidden_});
+        load_output_heads(file, where);
     } catch (const safetensors::Error& e) {
         throw Error(CDZ_STATUS_INVALID_CONFIG, e.what());
     }
+}
+
+void DraftHeads::load_output_heads(const safetensors::File& file, const std::string& where) {
+    const std::optional<CodeGrid> grid = code_grid_of(file.metadata(), vocab_size(), where);
+    if (!grid) return;
+    digits_.emplace(*grid);
+    std::tie(digit_weight_, digit_bias_) = read_heads(file, count_, "digits", digits_->grid().head_rows(), hidden_);
 }
 
 at::Tensor DraftHeads::states(const at::Tensor& hidden, int64_t first, int64_t n) const {
@@ -122,7 +141,22 @@ at::Tensor DraftHeads::states(const at::Tensor& hidden, int64_t first, int64_t n
 
 at::Tensor DraftHeads::logits(const at::Tensor& hidden) const { return at::linear(hidden, lm_head_); }
 
-at::Tensor DraftHeads::step_logits(const float* h, bool base, int64_t n, const TokenRange& tokens) const {
+at::Tensor DraftHeads::head_logits(int64_t head, const at::Tensor& states) const {
+    if (!digits_) return logits(states);
+    return digits_->log_probabilities(at::linear(states, digit_weight_[head], digit_bias_[head]));
+}
+
+void DraftHeads::target_logits(const at::Tensor& rows, const TokenRange& tokens, at::Tensor& logits) const {
+    const int64_t width = tokens.end - tokens.begin;
+    if (tokens.begin == 0 && tokens.end == vocab_size()) {
+        at::mm_out(logits, rows, lm_head_.t());
+        return;
+    }
+    logits.narrow(1, tokens.begin, width).copy_(at::mm(rows, lm_head_.narrow(0, tokens.begin, width).t()));
+    if (tokens.extra >= 0) logits.select(1, tokens.extra).copy_(at::mv(rows, lm_head_[tokens.extra]));
+}
+
+DraftHeads::Step DraftHeads::step(const float* h, bool base, int64_t n, const TokenRange& tokens) const {
     const at::Tensor hidden = at::from_blob(const_cast<float*>(h), {hidden_}, at::kFloat);
     at::Tensor rows;  // [base + n, H]
     if (n > 0) {
@@ -133,13 +167,50 @@ at::Tensor DraftHeads::step_logits(const float* h, bool base, int64_t n, const T
     } else {
         rows = hidden.unsqueeze(0);
     }
-    const int64_t vocab = vocab_size();
-    if (tokens.begin == 0 && tokens.end == vocab) return at::mm(rows, lm_head_.t());
-    at::Tensor logits = at::empty({rows.size(0), vocab}, rows.options());
-    const int64_t width = tokens.end - tokens.begin;
-    logits.narrow(1, tokens.begin, width).copy_(at::mm(rows, lm_head_.narrow(0, tokens.begin, width).t()));
-    if (tokens.extra >= 0) logits.select(1, tokens.extra).copy_(at::mv(rows, lm_head_[tokens.extra]));
-    return logits;
+    Step step;
+    step.heads_ = this;
+    step.rows_ = rows.size(0);
+    step.logits_ = at::empty({step.rows_, vocab_size()}, rows.options());
+    step.filled_.assign(static_cast<size_t>(step.rows_), true);
+    if (!digits_) {
+        target_logits(rows, tokens, step.logits_);
+        return step;
+    }
+    if (base) {
+        at::Tensor first = step.logits_.narrow(0, 0, 1);
+        target_logits(rows.narrow(0, 0, 1), tokens, first);
+    }
+    step.first_digit_row_ = base ? 1 : 0;
+    if (n > 0) {
+        step.digit_rows_ = at::baddbmm(digit_bias_.narrow(0, 0, n).unsqueeze(2), digit_weight_.narrow(0, 0, n),
+                                       rows.narrow(0, step.first_digit_row_, n).unsqueeze(2))
+                               .squeeze(2)
+                               .contiguous();  // [n, R]
+        for (int64_t r = step.first_digit_row_; r < step.rows_; ++r) step.filled_[static_cast<size_t>(r)] = false;
+        step.scratch_.resize(static_cast<size_t>(digits_->grid().head_rows()));
+    }
+    return step;
+}
+
+const float* DraftHeads::Step::logits(int64_t r) {
+    float* row = logits_.data_ptr<float>() + r * logits_.size(1);
+    if (!filled_[static_cast<size_t>(r)]) {
+        const int64_t width = digit_rows_.size(1);
+        heads_->digits_->fill_log_probabilities(digit_rows_.data_ptr<float>() + (r - first_digit_row_) * width, row,
+                                                scratch_.data());
+        filled_[static_cast<size_t>(r)] = true;
+    }
+    return row;
+}
+
+void DraftHeads::Step::probabilities(int64_t r, const cdz_sampling* sampling, float* out) {
+    if (digit_row(r) && sampling) {
+        const int64_t width = digit_rows_.size(1);
+        if (heads_->digits_->fill_probabilities(digit_rows_.data_ptr<float>() + (r - first_digit_row_) * width,
+                                                *sampling, out, scratch_.data()))
+            return;
+    }
+    sampling_probabilities(sampling, logits(r), out, logits_.size(1));
 }
 
 }  // namespace cadenza::drafts

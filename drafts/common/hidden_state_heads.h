@@ -10,15 +10,31 @@
 //   h_i = h + SiLU(W_i h + b_i),   logits_i = lm_head(h_i)
 // with the TARGET's lm_head, and predicts the token at t + 2 + i (the
 // target's own head on h predicts t + 1).
+//
+// Code-digit heads (metadata cadenza.output = "code_digits", with
+// cadenza.code_levels, e.g. "8,8,8,4,4", and cadenza.code_offset): head i
+// has its own small output head instead of the target's,
+//   heads.{i}.digits.weight [R, H], heads.{i}.digits.bias [R]
+// (code_digit_head.h: R = the non-code tokens + 1 + the sum of the levels),
+// and its logits over the vocabulary are the log-probabilities of the
+// product distribution. Without cadenza.output (or with "vocabulary") the
+// heads use the target's lm_head as above.
 #pragma once
 
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include <ATen/ATen.h>
 
+#include "code_digit_head.h"
 #include "draft_support.h"
+
+namespace cadenza::safetensors {
+class File;
+}
 
 namespace cadenza::drafts {
 
@@ -47,27 +63,63 @@ public:
     int64_t vocab_size() const { return lm_head_.size(0); }
     const std::string& kind() const { return kind_; }
     const at::Tensor& lm_head() const { return lm_head_; }
+    // The code grid of code-digit heads; nullptr for heads on the target's lm_head.
+    const CodeDigitDistribution* code_digits() const { return digits_ ? &*digits_ : nullptr; }
 
     // Heads [first, first + n) applied to hidden states [..., H]: the
     // residual states h_i, [..., n, H].
     at::Tensor states(const at::Tensor& hidden, int64_t first, int64_t n) const;
     // Hidden states [..., H] to logits [..., V] through the target's head.
     at::Tensor logits(const at::Tensor& hidden) const;
+    // Head `head`'s states [..., H] (from states()) to its logits [..., V]:
+    // the target's head, or the code-digit head's log-probabilities.
+    at::Tensor head_logits(int64_t head, const at::Tensor& states) const;
 
-    // One hidden state h [H] (not copied; it must outlive the call): logits
-    // [rows, V], contiguous, of the target's own head on h when `base`
-    // (row 0), then of heads 0..n-1. One matrix-vector product for all the
-    // heads' linears, one product with the output head's rows in `tokens`
-    // (plus one for its extra token); the other columns are left
-    // uninitialized.
-    at::Tensor step_logits(const float* h, bool base, int64_t n, const TokenRange& tokens) const;
+    // The rows of one step on one hidden state h [H] (not copied; it must
+    // outlive the call): the target's own head on h when `base` (row 0),
+    // then heads 0..n-1. One matrix-vector product for all the heads'
+    // linears; the target's head only for `tokens` (the others' logits are
+    // left uninitialized), a code-digit head for its R rows.
+    class Step;
+    Step step(const float* h, bool base, int64_t n, const TokenRange& tokens) const;
 
 private:
+    void load_output_heads(const safetensors::File& file, const std::string& where);
+    // The target's head on rows [r, H] into logits [r, V] (only `tokens`' columns when they restrict).
+    void target_logits(const at::Tensor& rows, const TokenRange& tokens, at::Tensor& logits) const;
+
     at::Tensor weight_;   // [count * H, H], the heads' linears stacked
     at::Tensor bias_;     // [count * H]
     at::Tensor lm_head_;  // [V, H]
+    std::optional<CodeDigitDistribution> digits_;
+    at::Tensor digit_weight_;  // [count, R, H]
+    at::Tensor digit_bias_;    // [count, R]
     int64_t count_ = 0, hidden_ = 0;
     std::string kind_;
+};
+
+class DraftHeads::Step {
+public:
+    int64_t rows() const { return rows_; }
+    // Row r's logits over the vocabulary [V] (log-probabilities for a
+    // code-digit head), valid until the Step is destroyed.
+    const float* logits(int64_t r);
+    // Row r's draft distribution under `sampling` into `out` [V]: the host's
+    // sampling of its logits, or a code-digit head's factor by factor
+    // (CodeDigitDistribution::fill_probabilities), which costs no
+    // vocabulary-wide sampling.
+    void probabilities(int64_t r, const cdz_sampling* sampling, float* out);
+
+private:
+    friend class DraftHeads;
+    bool digit_row(int64_t r) const { return digit_rows_.defined() && r >= first_digit_row_; }
+
+    const DraftHeads* heads_ = nullptr;
+    int64_t rows_ = 0, first_digit_row_ = 0;
+    at::Tensor logits_;      // [rows, V]: rows on the target's head; a code-digit head's, once asked for
+    at::Tensor digit_rows_;  // [n, R]: the code-digit heads' logits
+    std::vector<bool> filled_;
+    std::vector<float> scratch_;
 };
 
 }  // namespace cadenza::drafts

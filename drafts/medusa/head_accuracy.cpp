@@ -46,7 +46,7 @@ HeadAccuracy measure_head_accuracy(const llama::LlamaModel& target, const drafts
             for (int64_t t0 = first; t0 <= last; t0 += chunk) {
                 const int64_t m = std::min(chunk, last - t0 + 1);
                 const at::Tensor states = heads.states(hidden.narrow(0, t0, m), i, 1).squeeze(1);  // [m, H]
-                const at::Tensor logits = heads.logits(states);                                     // [m, V]
+                const at::Tensor logits = heads.head_logits(i, states);                            // [m, V]
                 const at::Tensor truth = ids.narrow(0, t0 + 2 + i, m).unsqueeze(1);                 // [m, 1]
                 const at::Tensor true_logit = logits.gather(1, truth);
                 const at::Tensor index = at::arange(logits.size(1), at::kLong).unsqueeze(0);

@@ -195,16 +195,15 @@ cdz_status* propose(void* raw, const cdz_draft_input* in, cdz_draft_output* out)
         // Only the allowed tokens' logits, unless the candidates need others too.
         const drafts::TokenRange allowed = drafts::allowed_tokens(in->sampling, vocab);
         const drafts::TokenRange computed = allowed.count() >= d.max_rank ? allowed : drafts::TokenRange{0, vocab, -1};
-        const at::Tensor logits = d.heads->step_logits(h, false, d.tree.depth, computed);  // [depth, V]
-        const float* source = logits.data_ptr<float>();
+        drafts::DraftHeads::Step step = d.heads->step(h, false, d.tree.depth, computed);
         float* rows = s.rows.prepare(static_cast<int64_t>(d.tree.choices.size()), vocab);
         for (int32_t head = 0; head < d.tree.depth; ++head) {
-            const float* head_logits = source + static_cast<int64_t>(head) * vocab;
+            const float* head_logits = step.logits(head);
             int32_t* candidates = s.candidates.data() + static_cast<int64_t>(head) * d.top_k;
             top_tokens(head_logits, vocab, allowed, d.ranks_of_head[head], candidates, s.best);
             const auto& nodes = d.nodes_of_head[head];
             float* first = rows + static_cast<int64_t>(nodes.front()) * vocab;
-            drafts::sampling_probabilities(in->sampling, head_logits, first, vocab);
+            step.probabilities(head, in->sampling, first);
             for (size_t k = 0; k < nodes.size(); ++k) {
                 if (k > 0) std::memcpy(rows + static_cast<int64_t>(nodes[k]) * vocab, first, sizeof(float) * vocab);
                 s.tokens[nodes[k]] = candidates[d.tree.rank(nodes[k])];

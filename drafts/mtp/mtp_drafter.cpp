@@ -23,7 +23,9 @@
 // n = num_heads (0: every head of the file). Node i is drawn from row i with
 // host->sample_index and the instance's random stream (its argmax at
 // temperature 0), row i being the head's logits through
-// host->sampling_probabilities. With stop_probability the chain ends after
+// host->sampling_probabilities, or for code-digit heads the product of the
+// class and digit distributions, each through the sampling settings
+// (DraftHeads::Step::probabilities). With stop_probability the chain ends after
 // the first token its row gave less than that probability (its rows are
 // drawn in order, so the draws of the nodes kept do not change). With no
 // hidden state yet (a one-token prompt) the proposal is empty.
@@ -131,16 +133,15 @@ cdz_status* propose(void* raw, const cdz_draft_input* in, cdz_draft_output* out)
         const int64_t count = heads.count();
         const int64_t vocab = heads.vocab_size();
         const drafts::TokenRange tokens = drafts::allowed_tokens(in->sampling, vocab);
-        const at::Tensor logits =
-            verifying ? heads.step_logits(h, false, count, tokens) : heads.step_logits(h, true, count - 1, tokens);
+        drafts::DraftHeads::Step step =
+            verifying ? heads.step(h, false, count, tokens) : heads.step(h, true, count - 1, tokens);
         float* rows = s.rows.prepare(count, vocab);
-        const float* source = logits.data_ptr<float>();
         s.tokens.resize(static_cast<size_t>(count));
         s.parents.resize(static_cast<size_t>(count));
         int64_t kept = count;
         for (int64_t i = 0; i < count; ++i) {
             float* row = rows + i * vocab;
-            drafts::sampling_probabilities(in->sampling, source + i * vocab, row, vocab);
+            step.probabilities(i, in->sampling, row);
             s.tokens[i] = drafts::sample_index(s.drafter->rng, row, vocab);
             s.parents[i] = static_cast<int32_t>(i) - 1;
             if (row[s.tokens[i]] < s.drafter->stop_probability) {

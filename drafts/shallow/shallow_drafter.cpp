@@ -46,7 +46,12 @@
 //    LLaSA's is 193,800 x 2048) is applied only to the last row of a pass
 //    and only to the allowed tokens' rows (the audio codes and the end
 //    token), into a buffer the session keeps;
-//  * the probabilities block handed to the host is reused across steps.
+//  * the probabilities block handed to the host is reused across steps;
+//  * a draft with a code-digit head (metadata cadenza.output = "code_digits"
+//    in its safetensors, tensors digits.weight [R, H] and digits.bias [R];
+//    drafts/common/code_digit_head.h) replaces the vocabulary head by R = 93
+//    rows for en-small's 8,252 tokens, its distribution the product of the
+//    class and digit distributions.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -54,6 +59,7 @@
 #include <limits>
 #include <memory>
 #include <numeric>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -61,11 +67,13 @@
 #include <c10/core/InferenceMode.h>
 
 #include "cadenza/plugin.h"
+#include "code_digit_head.h"
 #include "draft_support.h"
 #include "error.h"
 #include "kv_cache.h"
 #include "llama_model.h"
 #include "rotary_embedding.h"
+#include "safetensors.h"
 
 namespace {
 
@@ -103,6 +111,8 @@ struct Drafter {
     std::vector<FastLayer> layers;
     at::Tensor rope_cos, rope_sin;  // [positions, D / 2], exactly the model's rotary tables
     at::Tensor head;                // [V, H] contiguous
+    std::optional<drafts::CodeDigitDistribution> digits;  // a code-digit head instead of `head`
+    at::Tensor digit_weight, digit_bias;                  // [R, H], [R] on the model's device
     int64_t length = 3;
     int64_t branching = 1;
     double stop_probability = 0.0;
@@ -180,10 +190,30 @@ struct Session {
     std::vector<int64_t> path;
     std::vector<int32_t> tokens, parents;  // the proposal, valid until the next call
     at::Tensor logits;                     // [rows, V]
+    at::Tensor digit_logits;               // [rows, R]: a code-digit head's outputs
+    std::vector<float> digit_scratch;      // [R]
     drafts::ProbabilityRows rows;
     // decode_chain's buffers, [rows, width], grown as needed.
     at::Tensor x, normed, projected, qkv, queries, attended_rows, gate_up, activated;
 };
+
+// The code-digit head the draft's safetensors declares, if any.
+void load_code_digit_head(Drafter& d, const std::filesystem::path& model) {
+    try {
+        const cadenza::safetensors::Checkpoint checkpoint = cadenza::safetensors::Checkpoint::open(model);
+        const LlamaConfig& c = d.model->config();
+        const std::optional<drafts::CodeGrid> grid = drafts::code_grid_of(checkpoint.metadata(), c.vocab_size, model.string());
+        if (!grid) return;
+        const int64_t rows = grid->head_rows();
+        std::vector<float> weight = checkpoint.read_f32("digits.weight", {rows, c.hidden_size});
+        std::vector<float> bias = checkpoint.read_f32("digits.bias", {rows});
+        d.digit_weight = at::from_blob(weight.data(), {rows, c.hidden_size}, at::kFloat).clone().to(d.model->device());
+        d.digit_bias = at::from_blob(bias.data(), {rows}, at::kFloat).clone().to(d.model->device());
+        d.digits.emplace(*grid);
+    } catch (const cadenza::safetensors::Error& e) {
+        throw Error(CDZ_STATUS_INVALID_CONFIG, e.what());
+    }
+}
 
 cdz_status* create(const cdz_instance_args* args, void** out_ctx) {
     return drafts::guarded(plugin_name, [&] {
@@ -208,6 +238,7 @@ cdz_status* create(const cdz_instance_args* args, void** out_ctx) {
         drafter->model = std::make_unique<LlamaModel>(LlamaWeights::load(model, config, device),
                                                       config.max_position_embeddings);
         drafter->max_positions = config.max_position_embeddings;
+        load_code_digit_head(*drafter, model);
         drafter->fast = drafter->model->device().is_cpu();
         if (drafter->fast) prepare_fast_path(*drafter);
         drafter->rng = args->rng;
@@ -236,9 +267,18 @@ cdz_status* session_create(void* ctx, int64_t capacity, void** out_session) {
 
 void session_destroy(void* session) { delete static_cast<Session*>(session); }
 
-// The output head on one hidden state [H] into `out` [V]: only the rows of
-// `tokens` (the others keep stale values that nobody reads).
-void head_row(const Drafter& d, const at::Tensor& hidden, const drafts::TokenRange& tokens, at::Tensor out) {
+// The output head on one hidden state [H] into row `row` of the session's
+// logits [V]: only the rows of `tokens` (the others keep stale values that
+// nobody reads). A code-digit head keeps its R logits instead (row `row` of
+// the session's digit logits), turned into a distribution by
+// row_probabilities.
+void head_row(Session& s, const at::Tensor& hidden, const drafts::TokenRange& tokens, int64_t row) {
+    const Drafter& d = *s.drafter;
+    if (d.digits) {
+        s.digit_logits.select(0, row).copy_(at::addmv(d.digit_bias, d.digit_weight, hidden));
+        return;
+    }
+    at::Tensor out = s.logits.select(0, row);
     if (!d.fast) {  // the model on another device: the whole head there, the row back here
         out.copy_(at::mv(d.model->weights().lm_head, hidden));
         return;
@@ -253,24 +293,46 @@ void head_row(const Drafter& d, const at::Tensor& hidden, const drafts::TokenRan
     at::mv_out(part, head.narrow(0, tokens.begin, width), hidden);
     if (tokens.extra >= 0) {
         const int64_t size = head.size(1);
-        const float* row = d.head.data_ptr<float>() + tokens.extra * size;
+        const float* weights = d.head.data_ptr<float>() + tokens.extra * size;
         const float* h = hidden.data_ptr<float>();
         double sum = 0.0;
-        for (int64_t j = 0; j < size; ++j) sum += static_cast<double>(row[j]) * h[j];
+        for (int64_t j = 0; j < size; ++j) sum += static_cast<double>(weights[j]) * h[j];
         out.data_ptr<float>()[tokens.extra] = static_cast<float>(sum);
     }
 }
 
+// The draft distribution of row `row` (head_row's) under the sampling
+// settings into `out` [V]: a code-digit head's factor by factor, else the
+// host's sampling of the logits.
+void row_probabilities(Session& s, int64_t row, const cdz_sampling* sampling, float* out) {
+    const Drafter& d = *s.drafter;
+    const int64_t vocab = s.logits.size(1);
+    float* logits = s.logits.data_ptr<float>() + row * vocab;
+    if (d.digits) {
+        const float* head = s.digit_logits.data_ptr<float>() + row * s.digit_logits.size(1);
+        if (sampling && d.digits->fill_probabilities(head, *sampling, out, s.digit_scratch.data())) return;
+        d.digits->fill_log_probabilities(head, logits, s.digit_scratch.data());
+    }
+    drafts::sampling_probabilities(sampling, logits, out, vocab);
+}
+
 // Room for `count` rows of logits in the session.
 void reserve_logits(Session& s, int64_t count) {
-    const int64_t vocab = s.drafter->model->config().vocab_size;
+    const Drafter& d = *s.drafter;
+    const int64_t vocab = d.model->config().vocab_size;
+    const auto options = at::TensorOptions().dtype(at::kFloat);
     if (!s.logits.defined() || s.logits.size(0) < count)
-        s.logits = at::empty({std::max<int64_t>(count, 1), vocab}, at::TensorOptions().dtype(at::kFloat));
+        s.logits = at::empty({std::max<int64_t>(count, 1), vocab}, options);
+    if (d.digits && (!s.digit_logits.defined() || s.digit_logits.size(0) < count)) {
+        const int64_t width = d.digits->grid().head_rows();
+        s.digit_logits = at::empty({std::max<int64_t>(count, 1), width}, options);
+        s.digit_scratch.resize(static_cast<size_t>(width));
+    }
 }
 
 // Evaluates `tokens` as a chain after the committed prefix with the general
-// tree pass, commits them and returns the last one's logits.
-const float* extend(Session& s, const int32_t* tokens, int64_t count, const drafts::TokenRange& range) {
+// tree pass, commits them and leaves the last one's head output in row 0.
+void extend(Session& s, const int32_t* tokens, int64_t count, const drafts::TokenRange& range) {
     s.pass_tokens.assign(tokens, tokens + count);
     s.pass_parents.resize(static_cast<size_t>(count));
     std::iota(s.pass_parents.begin(), s.pass_parents.end(), -1);
@@ -280,8 +342,7 @@ const float* extend(Session& s, const int32_t* tokens, int64_t count, const draf
     s.cache.commit(s.path);
     s.evaluated.insert(s.evaluated.end(), tokens, tokens + count);
     reserve_logits(s, 1);
-    head_row(*s.drafter, out.hidden.select(0, count - 1).contiguous(), range, s.logits.select(0, 0));
-    return s.logits.data_ptr<float>();
+    head_row(s, out.hidden.select(0, count - 1).contiguous(), range, 0);
 }
 
 void rms_norm(const float* x, const float* weight, float* out, int64_t size, double eps) {
@@ -329,7 +390,7 @@ float* rows_of(at::Tensor& buffer, int64_t rows, int64_t width) {
 // gate/up products (matrix-vector for one row), two bmm and a softmax; the
 // new tokens' causal mask among themselves, norms, rotary positions, SwiGLU
 // and residuals are loops over the session's buffers.
-const float* decode_chain(Session& s, const int32_t* tokens, int64_t m, const drafts::TokenRange& range) {
+void decode_chain(Session& s, const int32_t* tokens, int64_t m, const drafts::TokenRange& range) {
     const Drafter& d = *s.drafter;
     const LlamaConfig& c = d.model->config();
     for (int64_t r = 0; r < m; ++r)
@@ -415,15 +476,14 @@ const float* decode_chain(Session& s, const int32_t* tokens, int64_t m, const dr
     float* last = normed + (m - 1) * size;
     rms_norm(x + (m - 1) * size, d.model->weights().norm.data_ptr<float>(), last, size, c.rms_norm_eps);
     reserve_logits(s, 1);
-    head_row(d, s.normed[m - 1], range, s.logits.select(0, 0));
-    return s.logits.data_ptr<float>();
+    head_row(s, s.normed[m - 1], range, 0);
 }
 
-// Draws `count` children of `parent` from `logits`, writing their row(s).
-void draw_children(Session& s, const cdz_draft_input& in, const float* logits, int32_t parent, int64_t count,
-                   float* rows, int64_t vocab) {
+// Draws `count` children of `parent` from head output row `row`, writing their row(s).
+void draw_children(Session& s, const cdz_draft_input& in, int64_t row, int32_t parent, int64_t count, float* rows,
+                   int64_t vocab) {
     float* first = rows + s.tokens.size() * static_cast<size_t>(vocab);
-    drafts::sampling_probabilities(in.sampling, logits, first, vocab);
+    row_probabilities(s, row, in.sampling, first);
     for (int64_t c = 0; c < count; ++c) {
         float* row = rows + s.tokens.size() * static_cast<size_t>(vocab);
         if (c > 0) std::copy(first, first + vocab, row);
@@ -462,8 +522,10 @@ cdz_status* propose(void* raw, const cdz_draft_input* in, cdz_draft_output* out)
         const int64_t vocab = d.model->config().vocab_size;
         const drafts::TokenRange range = drafts::allowed_tokens(in->sampling, vocab);
         const int64_t fresh = n - static_cast<int64_t>(keep);
-        const float* logits = d.fast ? decode_chain(s, in->tokens + keep, fresh, range)
-                                     : extend(s, in->tokens + keep, fresh, range);
+        if (d.fast)
+            decode_chain(s, in->tokens + keep, fresh, range);
+        else
+            extend(s, in->tokens + keep, fresh, range);
 
         int64_t nodes = 0, level = 1;
         for (int64_t k = 0; k < depth; ++k) nodes += (level *= d.branching);
@@ -472,17 +534,21 @@ cdz_status* propose(void* raw, const cdz_draft_input* in, cdz_draft_output* out)
         if (d.branching == 1) {
             // 2a. A chain: each drafted token is evaluated and committed.
             for (int64_t k = 0; k < depth; ++k) {
-                draw_children(s, *in, logits, static_cast<int32_t>(k) - 1, 1, rows, vocab);
+                draw_children(s, *in, 0, static_cast<int32_t>(k) - 1, 1, rows, vocab);
                 // The draft's own probability of its token: below the
                 // threshold a next token would rarely be accepted.
                 const float drafted = rows[static_cast<size_t>(k) * vocab + static_cast<size_t>(s.tokens.back())];
                 if (drafted < d.stop_probability) break;
-                if (k + 1 < depth)
-                    logits = d.fast ? decode_chain(s, &s.tokens.back(), 1, range) : extend(s, &s.tokens.back(), 1, range);
+                if (k + 1 < depth) {
+                    if (d.fast)
+                        decode_chain(s, &s.tokens.back(), 1, range);
+                    else
+                        extend(s, &s.tokens.back(), 1, range);
+                }
             }
         } else {
             // 2b. A tree, level by level; each pass re-evaluates the tree so far, pending.
-            draw_children(s, *in, logits, -1, d.branching, rows, vocab);
+            draw_children(s, *in, 0, -1, d.branching, rows, vocab);
             size_t level_begin = 0;
             for (int64_t k = 1; k < depth; ++k) {
                 const size_t level_end = s.tokens.size();
@@ -490,12 +556,10 @@ cdz_status* propose(void* raw, const cdz_draft_input* in, cdz_draft_output* out)
                 const auto frontier = static_cast<int64_t>(level_end - level_begin);
                 reserve_logits(s, frontier);
                 for (int64_t f = 0; f < frontier; ++f)
-                    head_row(d, pass.hidden.select(0, static_cast<int64_t>(level_begin) + f).contiguous(), range,
-                             s.logits.select(0, f));
-                const float* level_logits = s.logits.data_ptr<float>();
+                    head_row(s, pass.hidden.select(0, static_cast<int64_t>(level_begin) + f).contiguous(), range, f);
                 for (size_t node = level_begin; node < level_end; ++node)
-                    draw_children(s, *in, level_logits + (node - level_begin) * static_cast<size_t>(vocab),
-                                  static_cast<int32_t>(node), d.branching, rows, vocab);
+                    draw_children(s, *in, static_cast<int64_t>(node - level_begin), static_cast<int32_t>(node),
+                                  d.branching, rows, vocab);
                 level_begin = level_end;
             }
         }

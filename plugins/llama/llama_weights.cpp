@@ -139,11 +139,14 @@ LlamaWeights LlamaWeights::random(const LlamaConfig& config, uint64_t seed, cons
 }
 
 void LlamaWeights::save(const std::filesystem::path& path,
-                        const std::vector<std::pair<std::string, std::string>>& metadata) const {
+                        const std::vector<std::pair<std::string, std::string>>& metadata,
+                        const std::vector<std::pair<std::string, at::Tensor>>& extra_tensors) const {
     safetensors::Writer writer;
     writer.set_metadata("format", "pt");
     for (const auto& [key, value] : metadata) writer.set_metadata(key, value);
-    for (const auto& [name, tensor] : named_parameters()) {
+    auto tensors = named_parameters();
+    tensors.insert(tensors.end(), extra_tensors.begin(), extra_tensors.end());
+    for (const auto& [name, tensor] : tensors) {
         const at::Tensor cpu = tensor.detach().to(at::kCPU, at::kFloat).contiguous();
         writer.add_f32(name, std::vector<int64_t>(cpu.sizes().begin(), cpu.sizes().end()), cpu.data_ptr<float>());
     }

@@ -40,7 +40,9 @@ struct LlamaWeights {
 
     // Writes every tensor with its Hugging Face name (float32) plus
     // `metadata` into one safetensors file.
-    void save(const std::filesystem::path& path, const std::vector<std::pair<std::string, std::string>>& metadata = {}) const;
+    // `extra_tensors` (float32) are written beside the model's own.
+    void save(const std::filesystem::path& path, const std::vector<std::pair<std::string, std::string>>& metadata = {},
+              const std::vector<std::pair<std::string, at::Tensor>>& extra_tensors = {}) const;
 
     // Every parameter, for an optimizer (the tied head counted once).
     std::vector<at::Tensor> parameters() const;

@@ -132,6 +132,32 @@ refuse "code-digits needs --layout" --code-digits 2,19
 refuse "code-input-noise needs --layout" --code-input-noise 0.2
 refuse "the levels make 36 codes, the layout has 38" --code-digits 6,6 --layout "$work/layout.json"
 
+# Code-digit output heads and draft: the 38 codes as a 2 x 19 grid.
+"$cadenza" train mtp --target "$work/target" --heads 2 --corpus "$work/spoken.txt" --output "$work/mtp-digits.safetensors" \
+  --code-digits 2,19 --layout "$work/layout.json" --distill-weight 0.5 $common | tee "$work/mtp-digits.out"
+grep -q "output: code digits 2,19 from token 8 (32 logits per head instead of 48)" "$work/mtp-digits.out"
+grep -q "head 1 (t+3) acceptance" "$work/mtp-digits.out"
+"$cadenza" train draft --target "$work/target" --layers 0,2 --train-layers 0 --corpus "$work/spoken.txt" \
+  --output "$work/draft-digits" --code-digits 2,19 --layout "$work/layout.json" --lr 2e-3 $common | tee "$work/draft-digits.out"
+grep -q "acceptance, sum min(p_target, q_draft)" "$work/draft-digits.out"
+grep -q '"tie_word_embeddings": true' "$work/draft-digits/config.json"
+# The head's output is a setting of the run: resuming as vocabulary heads is refused.
+if "$cadenza" train mtp --target "$work/target" --heads 2 --corpus "$work/spoken.txt" \
+     --output "$work/mtp-digits.safetensors" --resume $common 2> "$work/digits-resume.err"; then
+  echo "a resume without --code-digits was accepted"; exit 1
+fi
+grep -q "heads_output" "$work/digits-resume.err" || { cat "$work/digits-resume.err"; exit 1; }
+if "$cadenza" train mtp --target "$work/target" --heads 2 --corpus "$work/spoken.txt" --output "$work/x.safetensors" \
+     --code-digits 2,19 $common 2> "$work/digits.err"; then
+  echo "--code-digits without --layout was accepted"; exit 1
+fi
+grep -q "code-digits needs --layout" "$work/digits.err"
+if "$cadenza" train draft --target "$work/target" --layers 0 --train-layers 0 --corpus "$work/spoken.txt" \
+     --output "$work/x" --code-digits 4,8 --layout "$work/layout.json" $common 2> "$work/digits.err"; then
+  echo "levels that do not make the layout's codes were accepted"; exit 1
+fi
+grep -q "code-digits 4,8 make 32 codes, .*layout.json has 38" "$work/digits.err" || { cat "$work/digits.err"; exit 1; }
+
 # A malformed corpus names its file and line; exit code 1.
 printf '1 2 3\n4 x5 6\n' > "$work/bad.txt"
 set +e

@@ -8,7 +8,9 @@
 #include <iostream>
 #include <sstream>
 
+#include "code_digit_head.h"
 #include "draft_heads.h"
+#include "hidden_state_heads.h"
 #include "error.h"
 #include "language_model_task.h"
 #include "losses.h"
@@ -291,6 +293,84 @@ TEST_F(Training, DraftHeadsStartAsIdentityAndLearn) {
     EXPECT_DOUBLE_EQ(head_loss_weight("mtp", 3), 1.0);
     EXPECT_DOUBLE_EQ(head_loss_weight("medusa", 0), 0.8);
     EXPECT_NEAR(head_loss_weight("medusa", 2), 0.512, 1e-15);
+}
+
+// Code-digit output heads on the tiny vocabulary: 24 "codes" (levels 3, 4, 2)
+// from token 8 of 32.
+drafts::CodeGrid tiny_grid() { return drafts::CodeGrid::parse("3,4,2", 8, 32, "test"); }
+
+TEST_F(Training, CodeDigitHeadsLearnAndSaveWhatTheDrafterReads) {
+    const auto target_dir = fresh_directory("digit-heads-target"), out = fresh_directory("digit-heads");
+    write_trained_target(target_dir, 2);
+    const llama::LlamaWeights target = load_model_directory(target_dir);
+    const drafts::CodeGrid grid = tiny_grid();
+    for (const double distill : {0.0, 0.5}) {
+        DraftHeadsTask task(target, "mtp", 2, target_dir, &grid, distill);
+        ASSERT_EQ(task.heads().digit_weights.size(), 2u);
+        EXPECT_EQ(task.heads().digit_weights[0].sizes(), (at::IntArrayRef{grid.head_rows(), 32}));
+        const TokenCorpus corpus = tiny_corpus();
+        const auto heldout = evaluation_batches(split_corpus(corpus, 0.1, 1).heldout, 8, 32);
+        Metrics before;
+        {
+            at::NoGradGuard no_grad;
+            for (const auto& batch : heldout) task.evaluate(batch, before);
+        }
+        const auto file = out / ("heads-" + std::to_string(distill) + ".safetensors");
+        std::ostringstream log;
+        const TrainResult result = train(task, corpus, tiny_options(100), file, log);
+        show("code-digit heads", before, result.heldout);
+        for (int64_t i = 0; i < 2; ++i) {
+            const std::string prefix = "head " + std::to_string(i) + " (t+" + std::to_string(i + 2) + ") ";
+            EXPECT_LT(result.heldout.mean(prefix + "loss"), before.mean(prefix + "loss") - 0.05) << prefix << distill;
+            EXPECT_GT(result.heldout.mean(prefix + "acceptance"), before.mean(prefix + "acceptance")) << prefix << distill;
+            EXPECT_LE(result.heldout.mean(prefix + "acceptance"), 1.0);
+        }
+        const safetensors::File saved(file);
+        EXPECT_EQ(saved.metadata().at("cadenza.output"), "code_digits");
+        EXPECT_EQ(saved.metadata().at("cadenza.code_levels"), "3,4,2");
+        EXPECT_EQ(saved.metadata().at("cadenza.code_offset"), "8");
+        // The drafter's reading of the file gives the trained heads' distributions.
+        const drafts::DraftHeads inference(file, target_dir);
+        ASSERT_NE(inference.code_digits(), nullptr);
+        at::manual_seed(4);
+        const at::Tensor hidden = at::randn({5, 32});
+        for (int64_t i = 0; i < 2; ++i) {
+            const at::Tensor trained = task.heads().vocabulary_logits(i, task.heads().apply(i, hidden), task.target());
+            const at::Tensor read = inference.head_logits(i, inference.states(hidden, i, 1).squeeze(1));
+            EXPECT_LT((trained - read).abs().max().item<double>(), 1e-5) << i;
+        }
+        const DraftHeads loaded = DraftHeads::load(file);
+        ASSERT_TRUE(loaded.code_digits);
+        EXPECT_TRUE(loaded.digit_weights[1].equal(task.heads().digit_weights[1].detach()));
+    }
+}
+
+TEST_F(Training, ShallowDraftWithACodeDigitHeadLearnsAndStoresNoVocabularyHead) {
+    const auto target_dir = fresh_directory("digit-draft-target"), draft_dir = fresh_directory("digit-draft");
+    write_trained_target(target_dir, 3);
+    const llama::LlamaWeights target = load_model_directory(target_dir);
+    const drafts::CodeGrid grid = tiny_grid();
+    ShallowDraftTask task(target, {{0, 2}, {0, 1}}, target_dir, 0.5, &grid);
+    const TokenCorpus corpus = tiny_corpus();
+    Metrics before;
+    {
+        at::NoGradGuard no_grad;
+        for (const auto& batch : evaluation_batches(split_corpus(corpus, 0.1, 1).heldout, 8, 32))
+            task.evaluate(batch, before);
+    }
+    TrainOptions options = tiny_options(60);
+    options.lr = 2e-3;
+    std::ostringstream log;
+    const TrainResult result = train(task, corpus, options, draft_dir, log);
+    show("code-digit draft", before, result.heldout);
+    EXPECT_LT(result.heldout.mean("loss"), before.mean("loss"));
+    EXPECT_GT(result.heldout.mean("acceptance, sum min(p_target, q_draft)"),
+              before.mean("acceptance, sum min(p_target, q_draft)"));
+    const safetensors::File file(draft_dir / "model.safetensors");
+    EXPECT_EQ(file.metadata().at("cadenza.output"), "code_digits");
+    EXPECT_FALSE(file.contains("lm_head.weight"));
+    EXPECT_EQ(file.info("digits.weight").shape, (safetensors::Shape{grid.head_rows(), 32}));
+    EXPECT_TRUE(load_model_directory(draft_dir).config.tie_word_embeddings);
 }
 
 TEST(TrainLosses, MaskedCrossEntropyIgnoresUnlabelled) {

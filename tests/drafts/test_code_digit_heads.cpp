@@ -1,0 +1,372 @@
+// Code-digit heads: the product distribution against its definition, the
+// one-row form against the batched one, the likelihood and the teacher's
+// cross-entropy without vocabulary-wide rows, the grid's validation,
+// draft.mtp on a code-digit heads file and draft.shallow on a draft with a
+// code-digit head.
+#include <gtest/gtest.h>
+
+#include <c10/core/InferenceMode.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "code_digit_head.h"
+#include "draft_fixtures.h"
+#include "error.h"
+#include "hidden_state_heads.h"
+#include "llama_model.h"
+#include "safetensors.h"
+#include "../core/test_fixtures.h"
+
+namespace cadenza {
+namespace {
+
+using drafts::CodeDigitDistribution;
+using drafts::CodeGrid;
+
+// 24 codes (levels 3, 4, 2) from token 5 of 32: 5 tokens before the codes, 3 after.
+CodeGrid small_grid() { return CodeGrid::parse("3,4,2", 5, 32, "test"); }
+
+TEST(CodeDigitHead, LogProbabilitiesAreTheNormalizedProductOfClassAndDigits) {
+    const CodeDigitDistribution distribution(small_grid());
+    const CodeGrid& g = distribution.grid();
+    EXPECT_EQ(g.code_count(), 24);
+    EXPECT_EQ(g.class_count(), 9);
+    EXPECT_EQ(g.head_rows(), 9 + 9);
+    at::manual_seed(1);
+    const at::Tensor logits = at::randn({4, g.head_rows()}, at::kDouble) * 2;
+    const at::Tensor lp = distribution.log_probabilities(logits);
+    ASSERT_EQ(lp.sizes(), (at::IntArrayRef{4, 32}));
+    EXPECT_LT(at::logsumexp(lp, -1).abs().max().item<double>(), 1e-12);
+    for (int64_t r = 0; r < 4; ++r) {
+        const at::Tensor classes = at::log_softmax(logits[r].narrow(0, 0, 9), 0);
+        const at::Tensor d0 = at::log_softmax(logits[r].narrow(0, 9, 3), 0);
+        const at::Tensor d1 = at::log_softmax(logits[r].narrow(0, 12, 4), 0);
+        const at::Tensor d2 = at::log_softmax(logits[r].narrow(0, 16, 2), 0);
+        for (int64_t t = 0; t < 32; ++t) {
+            double expected;
+            if (t < 5) {
+                expected = classes[t].item<double>();
+            } else if (t >= 29) {
+                expected = classes[t - 24].item<double>();
+            } else {
+                const int64_t c = t - 5;
+                expected = classes[8].item<double>() + d0[c % 3].item<double>() + d1[(c / 3) % 4].item<double>() +
+                           d2[c / 12].item<double>();
+            }
+            EXPECT_NEAR(lp[r][t].item<double>(), expected, 1e-12) << "row " << r << " token " << t;
+        }
+    }
+}
+
+TEST(CodeDigitHead, OneRowMatchesTheBatchedForm) {
+    const CodeDigitDistribution distribution(CodeGrid::parse("8,8,8,4,4", 58, 8252, "test"));
+    at::manual_seed(2);
+    const at::Tensor logits = (at::randn({distribution.grid().head_rows()}) * 3).contiguous();
+    const at::Tensor expected = distribution.log_probabilities(logits.to(at::kDouble));
+    std::vector<float> out(8252, std::nanf("")), scratch(static_cast<size_t>(distribution.grid().head_rows()));
+    distribution.fill_log_probabilities(logits.data_ptr<float>(), out.data(), scratch.data());
+    double worst = 0;
+    for (int64_t t = 0; t < 8252; ++t)
+        worst = std::max(worst, std::fabs(static_cast<double>(out[static_cast<size_t>(t)]) - expected[t].item<double>()));
+    EXPECT_LT(worst, 1e-4);  // float against double, logits of magnitude ~10
+}
+
+TEST(CodeDigitHead, LikelihoodAndTeacherCrossEntropyNeedNoVocabularyRows) {
+    const CodeDigitDistribution distribution(small_grid());
+    at::manual_seed(3);
+    const at::Tensor logits = at::randn({6, distribution.grid().head_rows()}, at::kDouble);
+    const at::Tensor labels = at::tensor({0, 4, 5, 17, 28, 31}, at::kLong);  // before, codes (first, middle, last), after
+    const at::Tensor lp = distribution.log_probabilities(logits);
+    const at::Tensor expected = -lp.gather(1, labels.unsqueeze(1)).squeeze(1);
+    EXPECT_LT((distribution.negative_log_likelihood(logits, labels) - expected).abs().max().item<double>(), 1e-12);
+
+    const at::Tensor teacher = at::softmax(at::randn({6, 32}, at::kDouble) * 2, -1);
+    const at::Tensor marginals = distribution.marginals(teacher);
+    EXPECT_LT((marginals.narrow(1, 0, 9).sum(1) - 1).abs().max().item<double>(), 1e-12);
+    EXPECT_LT((marginals.narrow(1, 9, 3).sum(1) - teacher.narrow(1, 5, 24).sum(1)).abs().max().item<double>(), 1e-12);
+    const at::Tensor cross_entropy = -(teacher * lp).sum(1);
+    EXPECT_LT((distribution.cross_entropy(logits, marginals) - cross_entropy).abs().max().item<double>(), 1e-12);
+}
+
+// One factor under the sampling settings, by definition: tempered softmax
+// over the allowed entries, the k most likely, then the smallest prefix
+// reaching top_p, renormalized.
+std::vector<double> reference_factor(const at::Tensor& logits, const std::vector<bool>& allowed, const cdz_sampling& s) {
+    const auto n = static_cast<size_t>(logits.size(0));
+    std::vector<double> p(n, 0.0);
+    std::vector<size_t> order;
+    for (size_t i = 0; i < n; ++i)
+        if (allowed[i]) order.push_back(i);
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+        return logits[static_cast<int64_t>(a)].item<double>() > logits[static_cast<int64_t>(b)].item<double>();
+    });
+    double sum = 0;
+    for (size_t i : order) sum += p[i] = std::exp(logits[static_cast<int64_t>(i)].item<double>() / s.temperature);
+    for (size_t i : order) p[i] /= sum;
+    size_t kept = s.top_k > 0 ? std::min<size_t>(order.size(), static_cast<size_t>(s.top_k)) : order.size();
+    double mass = 0;
+    for (size_t r = 0; r < kept; ++r)
+        if ((mass += p[order[r]]) >= s.top_p) {
+            kept = r + 1;
+            break;
+        }
+    double kept_mass = 0;
+    for (size_t r = 0; r < kept; ++r) kept_mass += p[order[r]];
+    std::vector<double> out(n, 0.0);
+    for (size_t r = 0; r < kept; ++r) out[order[r]] = p[order[r]] / kept_mass;
+    return out;
+}
+
+TEST(CodeDigitHead, DraftProbabilitiesApplyTheSamplingSettingsFactorByFactor) {
+    const CodeDigitDistribution distribution(small_grid());
+    std::vector<float> scratch(static_cast<size_t>(distribution.grid().head_rows())), out(32);
+    at::manual_seed(5);
+    for (int trial = 0; trial < 20; ++trial) {
+        const at::Tensor logits = (at::randn({distribution.grid().head_rows()}) * 2).contiguous();
+        cdz_sampling s{};
+        s.struct_size = sizeof(s);
+        s.temperature = trial % 2 ? 0.7 : 1.3;
+        s.top_k = trial % 3 == 0 ? 2 : 0;
+        s.top_p = trial % 4 == 0 ? 1.0 : 0.6;
+        s.allowed_begin = 5;  // the codes and token 30 (after them), as a synthesis allows its codes and end token
+        s.allowed_end = 29;
+        s.allowed_extra = 30;
+        ASSERT_TRUE(distribution.fill_probabilities(logits.data_ptr<float>(), s, out.data(), scratch.data()));
+        std::vector<bool> classes(9, false);
+        classes[6] = true;  // token 30 is the second token after the codes: class 5 + 1
+        classes[8] = true;  // a code
+        const auto c = reference_factor(logits.narrow(0, 0, 9), classes, s);
+        const auto d0 = reference_factor(logits.narrow(0, 9, 3), std::vector<bool>(3, true), s);
+        const auto d1 = reference_factor(logits.narrow(0, 12, 4), std::vector<bool>(4, true), s);
+        const auto d2 = reference_factor(logits.narrow(0, 16, 2), std::vector<bool>(2, true), s);
+        double total = 0;
+        for (int64_t t = 0; t < 32; ++t) {
+            double expected = 0;
+            if (t == 30) expected = c[6];
+            if (t >= 5 && t < 29) {
+                const int64_t code = t - 5;
+                expected = c[8] * d0[static_cast<size_t>(code % 3)] * d1[static_cast<size_t>((code / 3) % 4)] *
+                           d2[static_cast<size_t>(code / 12)];
+            }
+            EXPECT_NEAR(out[static_cast<size_t>(t)], expected, 1e-6) << "trial " << trial << ", token " << t;
+            total += out[static_cast<size_t>(t)];
+        }
+        EXPECT_NEAR(total, 1.0, 1e-5);
+    }
+    // Greedy: one-hot at the argmax of the product.
+    const at::Tensor logits = at::randn({distribution.grid().head_rows()}).contiguous();
+    cdz_sampling greedy{};
+    greedy.struct_size = sizeof(greedy);
+    greedy.top_p = 1.0;
+    ASSERT_TRUE(distribution.fill_probabilities(logits.data_ptr<float>(), greedy, out.data(), scratch.data()));
+    const at::Tensor lp = distribution.log_probabilities(logits);
+    EXPECT_EQ(out[static_cast<size_t>(lp.argmax().item<int64_t>())], 1.0f);
+    // Allowed tokens that cut through the codes: the caller samples the whole row instead.
+    cdz_sampling partial = greedy;
+    partial.allowed_begin = 10;
+    partial.allowed_end = 20;
+    partial.allowed_extra = -1;
+    EXPECT_FALSE(distribution.fill_probabilities(logits.data_ptr<float>(), partial, out.data(), scratch.data()));
+}
+
+TEST(CodeDigitHead, GridErrorsNameWhereAndWhy) {
+    auto expect_error = [](const std::string& levels, int64_t offset, const std::string& fragment) {
+        try {
+            CodeGrid::parse(levels, offset, 32, "heads.safetensors");
+            FAIL() << levels;
+        } catch (const Error& e) {
+            EXPECT_NE(std::string(e.what()).find("heads.safetensors"), std::string::npos) << e.what();
+            EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos) << e.what();
+        }
+    };
+    expect_error("8,x", 0, "each level");
+    expect_error("1,4", 0, "each level");
+    expect_error("", 0, "no level");
+    expect_error("8,8", 0, "more codes than");
+    expect_error("4,4", 20, "do not fit");
+    EXPECT_EQ(CodeGrid::parse("4,4", 16, 32, "x").other_count(), 16);
+}
+
+// The largest difference between a drafter's row [vocab] and the product
+// distribution log_probabilities `lp` restricted to what a synthesis allows
+// (the codes and the end token), at temperature 1.
+double difference_to_synthesis_distribution(const float* row, const at::Tensor& lp) {
+    const at::Tensor log_p = lp.to(at::kDouble);
+    at::Tensor allowed = at::full({test::vocab_size}, -INFINITY, at::kDouble);
+    allowed.narrow(0, test::audio_begin, test::audio_end - test::audio_begin)
+        .copy_(log_p.narrow(0, test::audio_begin, test::audio_end - test::audio_begin));
+    allowed[test::end_token] = log_p[test::end_token];
+    const at::Tensor expected = at::softmax(allowed, 0);
+    double worst = 0;
+    for (int64_t t = 0; t < test::vocab_size; ++t)
+        worst = std::max(worst, std::fabs(row[t] - expected[t].item<double>()));
+    return worst;
+}
+
+// A code-digit heads file for the tiny target (62 codes = levels 2, 31, from 258).
+std::filesystem::path write_digit_heads(const std::filesystem::path& directory, uint64_t seed,
+                                        const std::string& output = "code_digits") {
+    const auto& m = test::draft_models();
+    const auto file = directory / ("digit-heads-" + output + ".safetensors");
+    const int64_t rows = CodeGrid::parse("2,31", test::audio_begin, test::vocab_size, "x").head_rows();
+    safetensors::Writer writer;
+    at::manual_seed(seed);
+    for (int64_t i = 0; i < m.head_count; ++i) {
+        const std::string prefix = "heads." + std::to_string(i);
+        const at::Tensor w = (at::randn({test::hidden_size, test::hidden_size}) * 0.05).contiguous();
+        const at::Tensor b = (at::randn({test::hidden_size}) * 0.1).contiguous();
+        const at::Tensor dw = (at::randn({rows, test::hidden_size}) * 0.3).contiguous();
+        const at::Tensor db = (at::randn({rows}) * 0.3).contiguous();
+        writer.add_f32(prefix + ".linear.weight", {test::hidden_size, test::hidden_size}, w.data_ptr<float>());
+        writer.add_f32(prefix + ".linear.bias", {test::hidden_size}, b.data_ptr<float>());
+        writer.add_f32(prefix + ".digits.weight", {rows, test::hidden_size}, dw.data_ptr<float>());
+        writer.add_f32(prefix + ".digits.bias", {rows}, db.data_ptr<float>());
+    }
+    writer.set_metadata("cadenza.kind", "mtp");
+    writer.set_metadata("cadenza.heads", std::to_string(m.head_count));
+    writer.set_metadata("cadenza.output", output);
+    writer.set_metadata("cadenza.code_levels", "2,31");
+    writer.set_metadata("cadenza.code_offset", std::to_string(test::audio_begin));
+    writer.write(file);
+    return file;
+}
+
+std::string mtp_digit_table(const std::filesystem::path& heads) {
+    return "plugin = \"draft.mtp\"\nheads = \"" + heads.string() + "\"\ntarget = \"" +
+           test::draft_models().target.string() + "\"\n";
+}
+
+TEST(CodeDigitHead, MtpDraftRowsAreTheProductDistributionOfEachHead) {
+    c10::InferenceMode inference;
+    const auto directory = test::fresh_directory("code-digit-heads");
+    const auto file = write_digit_heads(directory, 7);
+    const drafts::DraftHeads heads(file, test::draft_models().target);
+    ASSERT_NE(heads.code_digits(), nullptr);
+    EXPECT_EQ(heads.code_digits()->grid().levels_text(), "2,31");
+
+    at::manual_seed(8);
+    const at::Tensor h = at::randn({test::hidden_size}).contiguous();
+    const std::vector<float> hidden(h.data_ptr<float>(), h.data_ptr<float>() + test::hidden_size);
+    const std::vector<int32_t> sequence = {10, 11, test::audio_start, 270, 271};
+    test::DrafterPlugin mtp(mtp_digit_table(file));
+    const auto p = mtp.propose(mtp.new_session(), sequence, test::synthesis_sampling(1.0), hidden,
+                               static_cast<int64_t>(sequence.size()) - 2);
+    ASSERT_EQ(p.tokens.size(), 4u);
+    const safetensors::File raw(file);
+    for (int64_t i = 0; i < 4; ++i) {
+        const std::string prefix = "heads." + std::to_string(i);
+        auto tensor = [&](const std::string& name, at::IntArrayRef shape) {
+            std::vector<float> v = raw.read_f32(prefix + name);
+            return at::from_blob(v.data(), shape, at::kFloat).clone().to(at::kDouble);
+        };
+        const at::Tensor hd = h.to(at::kDouble);
+        const at::Tensor state = hd + at::silu(at::mv(tensor(".linear.weight", {64, 64}), hd) + tensor(".linear.bias", {64}));
+        const int64_t rows = heads.code_digits()->grid().head_rows();
+        const at::Tensor head_logits =
+            at::mv(tensor(".digits.weight", {rows, 64}), state) + tensor(".digits.bias", {rows});
+        const at::Tensor lp = heads.code_digits()->log_probabilities(head_logits);
+        EXPECT_LT(difference_to_synthesis_distribution(p.probabilities.data() + i * test::vocab_size, lp), 1e-5)
+            << "head " << i;
+        // head_logits (build-tree's path) agrees with the drafter's rows.
+        const at::Tensor from_states = heads.head_logits(i, heads.states(h.unsqueeze(0), i, 1).squeeze(1))[0];
+        EXPECT_LT((from_states.to(at::kDouble) - lp).abs().max().item<double>(), 1e-4) << "head " << i;
+    }
+}
+
+TEST(CodeDigitHead, HeadsFileErrorsNameTheFileAndTheKey) {
+    const auto directory = test::fresh_directory("code-digit-heads-bad");
+    auto expect_error = [&](const std::filesystem::path& file, const std::string& fragment) {
+        try {
+            test::DrafterPlugin mtp(mtp_digit_table(file));
+            FAIL() << fragment;
+        } catch (const Error& e) {
+            EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos) << e.what();
+            EXPECT_NE(std::string(e.what()).find(file.filename().string()), std::string::npos) << e.what();
+        }
+    };
+    expect_error(write_digit_heads(directory, 1, "digits"), "cadenza.output = 'digits'");
+    // Levels whose codes do not fit: 4 x 31 codes from token 258 of 320.
+    {
+        const auto file = write_digit_heads(directory, 1);
+        safetensors::File original(file);
+        safetensors::Writer writer;
+        std::map<std::string, std::vector<float>> kept;
+        for (const auto& info : original.tensors()) {
+            kept[info.name] = original.read_f32(info.name);
+            writer.add_f32(info.name, info.shape, kept[info.name].data());
+        }
+        for (const auto& [key, value] : original.metadata()) writer.set_metadata(key, value);
+        writer.set_metadata("cadenza.code_levels", "4,31");
+        writer.write(directory / "wide.safetensors");
+        expect_error(directory / "wide.safetensors", "do not fit");
+    }
+    // A digits tensor missing.
+    {
+        safetensors::Writer writer;
+        std::vector<float> w(64 * 64, 0.0f), b(64, 0.0f);
+        writer.add_f32("heads.0.linear.weight", {64, 64}, w.data());
+        writer.add_f32("heads.0.linear.bias", {64}, b.data());
+        writer.set_metadata("cadenza.output", "code_digits");
+        writer.set_metadata("cadenza.code_levels", "2,31");
+        writer.set_metadata("cadenza.code_offset", "258");
+        writer.write(directory / "no-digits.safetensors");
+        expect_error(directory / "no-digits.safetensors", "heads.0.digits.weight");
+    }
+}
+
+// The fixture's shallow draft with a code-digit head in place of its
+// vocabulary head, as `cadenza train draft --code-digits` writes it.
+std::filesystem::path write_digit_draft(const std::filesystem::path& directory) {
+    const auto& m = test::draft_models();
+    llama::LlamaConfig config = llama::LlamaConfig::from_file(m.draft / "config.json");
+    config.tie_word_embeddings = true;
+    std::filesystem::create_directories(directory);
+    config.save(directory / "config.json");
+    const safetensors::File original(m.draft / "model.safetensors");
+    safetensors::Writer writer;
+    std::map<std::string, std::vector<float>> kept;
+    for (const auto& info : original.tensors()) {
+        if (info.name == "lm_head.weight") continue;
+        kept[info.name] = original.read_f32(info.name);
+        writer.add_f32(info.name, info.shape, kept[info.name].data());
+    }
+    const CodeGrid grid = CodeGrid::parse("2,31", test::audio_begin, test::vocab_size, "x");
+    at::manual_seed(11);
+    const at::Tensor w = (at::randn({grid.head_rows(), test::hidden_size}) * 0.3).contiguous();
+    const at::Tensor b = (at::randn({grid.head_rows()}) * 0.3).contiguous();
+    writer.add_f32("digits.weight", {grid.head_rows(), test::hidden_size}, w.data_ptr<float>());
+    writer.add_f32("digits.bias", {grid.head_rows()}, b.data_ptr<float>());
+    for (const auto& [key, value] : drafts::code_grid_metadata(grid)) writer.set_metadata(key, value);
+    writer.write(directory / "model.safetensors");
+    return directory;
+}
+
+TEST(CodeDigitHead, ShallowDraftRowsAreTheProductDistributionAfterEachToken) {
+    c10::InferenceMode inference;
+    const auto directory = write_digit_draft(test::fresh_directory("code-digit-draft") / "draft");
+    const llama::LlamaModel reference(
+        llama::LlamaWeights::load(directory, llama::LlamaConfig::from_file(directory / "config.json"), at::kCPU), 512);
+    const safetensors::File file(directory / "model.safetensors");
+    const CodeDigitDistribution distribution(*drafts::code_grid_of(file.metadata(), test::vocab_size, "x"));
+    const int64_t rows = distribution.grid().head_rows();
+    std::vector<float> w = file.read_f32("digits.weight"), b = file.read_f32("digits.bias");
+    const at::Tensor weight = at::from_blob(w.data(), {rows, test::hidden_size}, at::kFloat);
+    const at::Tensor bias = at::from_blob(b.data(), {rows}, at::kFloat);
+    test::DrafterPlugin drafter("plugin = \"draft.shallow\"\nmodel = \"" + directory.string() + "\"\nlength = 3\n");
+    std::vector<int32_t> sequence = test::prompt_tokens("digits.");
+    const auto p = drafter.propose(drafter.new_session(), sequence, test::synthesis_sampling(1.0));
+    ASSERT_EQ(p.tokens.size(), 3u);
+    for (size_t i = 0; i < p.tokens.size(); ++i) {
+        const at::Tensor ids = at::tensor(std::vector<int64_t>(sequence.begin(), sequence.end()), at::kLong);
+        const at::Tensor hidden = reference.forward_sequence(ids.unsqueeze(0))[0][-1];
+        const at::Tensor lp = distribution.log_probabilities(at::addmv(bias, weight, hidden));
+        EXPECT_LT(difference_to_synthesis_distribution(p.probabilities.data() + i * test::vocab_size, lp), 1e-5)
+            << "node " << i;
+        sequence.push_back(p.tokens[i]);
+    }
+}
+
+}  // namespace
+}  // namespace cadenza
