@@ -3,8 +3,11 @@
 #include <c10/core/InferenceMode.h>
 
 #include <fstream>
+#include <map>
 #include <mutex>
 
+#include "code_digit_head.h"
+#include "code_digit_output.h"
 #include "managed_tensor.h"
 #include "safetensors.h"
 #include "status_object.h"
@@ -32,6 +35,33 @@ void write_heads(const std::filesystem::path& path, const std::string& kind, int
     writer.write(path);
 }
 
+// The fixture's shallow draft with a code-digit head in place of its
+// vocabulary head, as `cadenza train draft --code-digits` writes it: the
+// vocabulary head tied to the embedding, digits.weight/bias (the factorized
+// form of the target's output table, where training starts) beside the
+// layers.
+void write_code_digit_draft(const std::filesystem::path& from, const at::Tensor& table,
+                            const std::filesystem::path& directory) {
+    llama::LlamaConfig config = llama::LlamaConfig::from_file(from / "config.json");
+    config.tie_word_embeddings = true;
+    std::filesystem::create_directories(directory);
+    config.save(directory / "config.json");
+    const safetensors::File original(from / "model.safetensors");
+    safetensors::Writer writer;
+    std::map<std::string, std::vector<float>> kept;
+    for (const auto& info : original.tensors()) {
+        if (info.name == "lm_head.weight") continue;
+        kept[info.name] = original.read_f32(info.name);
+        writer.add_f32(info.name, info.shape, kept[info.name].data());
+    }
+    const drafts::CodeGrid grid = drafts::CodeGrid::parse(code_levels, audio_begin, vocab_size, "fixture");
+    const training::CodeDigitOutput head = training::CodeDigitOutput::from_table(table, grid);
+    writer.add_f32("digits.weight", {grid.head_rows(), hidden_size}, head.weight.data_ptr<float>());
+    writer.add_f32("digits.bias", {grid.head_rows()}, head.bias.data_ptr<float>());
+    for (const auto& [key, value] : drafts::code_grid_metadata(grid)) writer.set_metadata(key, value);
+    writer.write(directory / "model.safetensors");
+}
+
 DraftModels build_models() {
     c10::InferenceMode inference;
     DraftModels m;
@@ -54,12 +84,42 @@ DraftModels build_models() {
     m.heads_medusa = m.directory / "heads_medusa.safetensors";
     write_heads(m.heads_mtp, "mtp", m.head_count, 5);
     write_heads(m.heads_medusa, "medusa", m.head_count, 5);
+    m.heads_digits = m.directory / "heads_digits.safetensors";
+    write_code_digit_heads(m.heads_digits, m.target_weights.lm_head, 7);
+    m.draft_digits = m.directory / "draft_digits";
+    write_code_digit_draft(m.draft, m.target_weights.lm_head, m.draft_digits);
     m.choices = write_file(m.directory, "choices.txt",
                            "# a small sparse tree\n0\n1\n2\n0,0\n0,1\n1,0\n0,0,0\n0,0,1\n0,0,0,0\n");
     return m;
 }
 
 }  // namespace
+
+void write_code_digit_heads(const std::filesystem::path& file, const at::Tensor& table, uint64_t seed,
+                            const std::string& output) {
+    const drafts::CodeGrid grid = drafts::CodeGrid::parse(code_levels, audio_begin, vocab_size, "fixture");
+    const training::CodeDigitOutput head = training::CodeDigitOutput::from_table(table, grid);
+    const int64_t rows = grid.head_rows(), heads = 4;
+    safetensors::Writer writer;
+    at::manual_seed(seed);
+    for (int64_t i = 0; i < heads; ++i) {
+        const std::string prefix = "heads." + std::to_string(i);
+        const at::Tensor w = (at::randn({hidden_size, hidden_size}) * 0.05).contiguous();
+        const at::Tensor b = (at::randn({hidden_size}) * 0.1).contiguous();
+        const at::Tensor dw = (head.weight + at::randn({rows, hidden_size}) * 0.01).contiguous();
+        const at::Tensor db = (head.bias + at::randn({rows}) * 0.01).contiguous();
+        writer.add_f32(prefix + ".linear.weight", {hidden_size, hidden_size}, w.data_ptr<float>());
+        writer.add_f32(prefix + ".linear.bias", {hidden_size}, b.data_ptr<float>());
+        writer.add_f32(prefix + ".digits.weight", {rows, hidden_size}, dw.data_ptr<float>());
+        writer.add_f32(prefix + ".digits.bias", {rows}, db.data_ptr<float>());
+    }
+    writer.set_metadata("cadenza.kind", "mtp");
+    writer.set_metadata("cadenza.heads", std::to_string(heads));
+    writer.set_metadata("cadenza.output", output);
+    writer.set_metadata("cadenza.code_levels", code_levels);
+    writer.set_metadata("cadenza.code_offset", std::to_string(audio_begin));
+    writer.write(file);
+}
 
 const DraftModels& draft_models() {
     static const DraftModels models = build_models();

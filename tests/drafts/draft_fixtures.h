@@ -27,6 +27,8 @@ struct DraftModels {
     std::filesystem::path heads_mtp;     // cadenza.kind = "mtp"
     std::filesystem::path heads_medusa;  // the same weights, cadenza.kind = "medusa"
     std::filesystem::path choices;       // 9 nodes, 4 levels
+    std::filesystem::path heads_digits;  // 4 heads with code-digit output heads (write_code_digit_heads, seed 7)
+    std::filesystem::path draft_digits;  // the shallow draft with a code-digit head instead of its vocabulary head
     llama::LlamaWeights target_weights;
     int64_t head_count = 4;
 };
@@ -36,6 +38,14 @@ const DraftModels& draft_models();
 // The tiny layout's token ranges: audio codes at [258, 320), end 257.
 constexpr int32_t audio_begin = 258, audio_end = 320, end_token = 257, audio_start = 256;
 constexpr int64_t vocab_size = 320, hidden_size = 64;
+// Its 62 codes as a code grid: 2 x 31.
+constexpr const char* code_levels = "2,31";
+
+// A heads file of 4 random heads near the identity with code-digit output
+// heads on code_levels near the factorized form of `table` (the target's
+// output table); `output` is its cadenza.output.
+void write_code_digit_heads(const std::filesystem::path& file, const at::Tensor& table, uint64_t seed,
+                            const std::string& output = "code_digits");
 
 // A whole pipeline: frontend.chars, test.tone_codec with 62 codes, the tiny
 // target, then `stages` ("[draft]\n...[acceptor]\n..."), at `temperature`.

@@ -205,34 +205,6 @@ double difference_to_synthesis_distribution(const float* row, const at::Tensor& 
     return worst;
 }
 
-// A code-digit heads file for the tiny target (62 codes = levels 2, 31, from 258).
-std::filesystem::path write_digit_heads(const std::filesystem::path& directory, uint64_t seed,
-                                        const std::string& output = "code_digits") {
-    const auto& m = test::draft_models();
-    const auto file = directory / ("digit-heads-" + output + ".safetensors");
-    const int64_t rows = CodeGrid::parse("2,31", test::audio_begin, test::vocab_size, "x").head_rows();
-    safetensors::Writer writer;
-    at::manual_seed(seed);
-    for (int64_t i = 0; i < m.head_count; ++i) {
-        const std::string prefix = "heads." + std::to_string(i);
-        const at::Tensor w = (at::randn({test::hidden_size, test::hidden_size}) * 0.05).contiguous();
-        const at::Tensor b = (at::randn({test::hidden_size}) * 0.1).contiguous();
-        const at::Tensor dw = (at::randn({rows, test::hidden_size}) * 0.3).contiguous();
-        const at::Tensor db = (at::randn({rows}) * 0.3).contiguous();
-        writer.add_f32(prefix + ".linear.weight", {test::hidden_size, test::hidden_size}, w.data_ptr<float>());
-        writer.add_f32(prefix + ".linear.bias", {test::hidden_size}, b.data_ptr<float>());
-        writer.add_f32(prefix + ".digits.weight", {rows, test::hidden_size}, dw.data_ptr<float>());
-        writer.add_f32(prefix + ".digits.bias", {rows}, db.data_ptr<float>());
-    }
-    writer.set_metadata("cadenza.kind", "mtp");
-    writer.set_metadata("cadenza.heads", std::to_string(m.head_count));
-    writer.set_metadata("cadenza.output", output);
-    writer.set_metadata("cadenza.code_levels", "2,31");
-    writer.set_metadata("cadenza.code_offset", std::to_string(test::audio_begin));
-    writer.write(file);
-    return file;
-}
-
 std::string mtp_digit_table(const std::filesystem::path& heads) {
     return "plugin = \"draft.mtp\"\nheads = \"" + heads.string() + "\"\ntarget = \"" +
            test::draft_models().target.string() + "\"\n";
@@ -241,7 +213,7 @@ std::string mtp_digit_table(const std::filesystem::path& heads) {
 TEST(CodeDigitHead, MtpDraftRowsAreTheProductDistributionOfEachHead) {
     c10::InferenceMode inference;
     const auto directory = test::fresh_directory("code-digit-heads");
-    const auto file = write_digit_heads(directory, 7);
+    const auto& file = test::draft_models().heads_digits;
     const drafts::DraftHeads heads(file, test::draft_models().target);
     ASSERT_NE(heads.code_digits(), nullptr);
     EXPECT_EQ(heads.code_digits()->grid().levels_text(), "2,31");
@@ -286,10 +258,11 @@ TEST(CodeDigitHead, HeadsFileErrorsNameTheFileAndTheKey) {
             EXPECT_NE(std::string(e.what()).find(file.filename().string()), std::string::npos) << e.what();
         }
     };
-    expect_error(write_digit_heads(directory, 1, "digits"), "cadenza.output = 'digits'");
+    test::write_code_digit_heads(directory / "digits.safetensors", test::draft_models().target_weights.lm_head, 1, "digits");
+    expect_error(directory / "digits.safetensors", "cadenza.output = 'digits'");
     // Levels whose codes do not fit: 4 x 31 codes from token 258 of 320.
     {
-        const auto file = write_digit_heads(directory, 1);
+        const auto& file = test::draft_models().heads_digits;
         safetensors::File original(file);
         safetensors::Writer writer;
         std::map<std::string, std::vector<float>> kept;
@@ -316,36 +289,9 @@ TEST(CodeDigitHead, HeadsFileErrorsNameTheFileAndTheKey) {
     }
 }
 
-// The fixture's shallow draft with a code-digit head in place of its
-// vocabulary head, as `cadenza train draft --code-digits` writes it.
-std::filesystem::path write_digit_draft(const std::filesystem::path& directory) {
-    const auto& m = test::draft_models();
-    llama::LlamaConfig config = llama::LlamaConfig::from_file(m.draft / "config.json");
-    config.tie_word_embeddings = true;
-    std::filesystem::create_directories(directory);
-    config.save(directory / "config.json");
-    const safetensors::File original(m.draft / "model.safetensors");
-    safetensors::Writer writer;
-    std::map<std::string, std::vector<float>> kept;
-    for (const auto& info : original.tensors()) {
-        if (info.name == "lm_head.weight") continue;
-        kept[info.name] = original.read_f32(info.name);
-        writer.add_f32(info.name, info.shape, kept[info.name].data());
-    }
-    const CodeGrid grid = CodeGrid::parse("2,31", test::audio_begin, test::vocab_size, "x");
-    at::manual_seed(11);
-    const at::Tensor w = (at::randn({grid.head_rows(), test::hidden_size}) * 0.3).contiguous();
-    const at::Tensor b = (at::randn({grid.head_rows()}) * 0.3).contiguous();
-    writer.add_f32("digits.weight", {grid.head_rows(), test::hidden_size}, w.data_ptr<float>());
-    writer.add_f32("digits.bias", {grid.head_rows()}, b.data_ptr<float>());
-    for (const auto& [key, value] : drafts::code_grid_metadata(grid)) writer.set_metadata(key, value);
-    writer.write(directory / "model.safetensors");
-    return directory;
-}
-
 TEST(CodeDigitHead, ShallowDraftRowsAreTheProductDistributionAfterEachToken) {
     c10::InferenceMode inference;
-    const auto directory = write_digit_draft(test::fresh_directory("code-digit-draft") / "draft");
+    const auto& directory = test::draft_models().draft_digits;
     const llama::LlamaModel reference(
         llama::LlamaWeights::load(directory, llama::LlamaConfig::from_file(directory / "config.json"), at::kCPU), 512);
     const safetensors::File file(directory / "model.safetensors");

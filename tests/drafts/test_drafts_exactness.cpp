@@ -161,6 +161,15 @@ TEST(DraftExactness, MtpEqualsGreedyDecoding) {
                                              "\"\ntarget = \"" + m.target.string() + "\"\n");
 }
 
+TEST(DraftExactness, CodeDigitHeadsAndDraftEqualGreedyDecoding) {
+    const auto& m = test::draft_models();
+    check_exactness("draft.mtp 4 code-digit heads", "[draft]\nplugin = \"draft.mtp\"\nheads = \"" +
+                                                        m.heads_digits.string() + "\"\ntarget = \"" + m.target.string() +
+                                                        "\"\n");
+    check_exactness("draft.shallow with a code-digit head, length 3", "[draft]\nplugin = \"draft.shallow\"\nmodel = \"" +
+                                                                          m.draft_digits.string() + "\"\nlength = 3\n");
+}
+
 TEST(DraftExactness, MedusaEqualsGreedyDecoding) {
     const auto& m = test::draft_models();
     check_exactness("draft.medusa 9 nodes", "[draft]\nplugin = \"draft.medusa\"\nheads = \"" + m.heads_medusa.string() +
