@@ -84,6 +84,8 @@ void add_common_options(CLI::App* command, TrainOptions& o, const Defaults& defa
     command->add_option("--stop-after", o.stop_after,
                         "stop (with a checkpoint) once this step is done, to continue later with --resume")
         ->check(CLI::NonNegativeNumber);
+    command->add_option("--split-seed", o.split_seed,
+                        "seed of the held-out split (default: --seed); a later phase keeps an earlier phase's split");
     command->add_option("--holdout", o.holdout, "fraction of the sequences held out for evaluation (default 0.05)")
         ->check(CLI::Range(0.0, 0.999));
     command->add_flag("--length-buckets", o.length_buckets,
@@ -180,6 +182,10 @@ Command add_train_command(CLI::App& app) {
             ->required()
             ->check(CLI::ExistingFile);
         draft->add_option("--output", job->output, "model directory to write")->required();
+        draft->add_option("--init-from", job->init_from,
+                          "start from this earlier draft's trained weights (same --layers and head; a new schedule, "
+                          "as a second training phase)")
+            ->check(CLI::ExistingDirectory);
         add_code_digit_options(draft, job->code_digits, job->layout, "the draft");
         draft->add_flag("--distill,!--no-distill", job->distill,
                         "add KL(target || draft) to the cross-entropy (default on; --no-distill: cross-entropy only, "

@@ -1,11 +1,13 @@
 #include "shallow_draft.h"
 
 #include <cstdio>
+#include <map>
 #include <set>
 
 #include "error.h"
 #include "losses.h"
 #include "model_directory.h"
+#include "safetensors.h"
 
 namespace cadenza::training {
 namespace {
@@ -97,6 +99,51 @@ ShallowDraftTask::ShallowDraftTask(llama::LlamaWeights target, ShallowDraftLayou
     if (grid) {
         code_digits_.emplace(*grid);
         digit_head_ = CodeDigitOutput::from_table(target.lm_head, *grid);
+    }
+}
+
+void ShallowDraftTask::initialize_from(const std::filesystem::path& directory) {
+    const std::filesystem::path file_path = directory / "model.safetensors";
+    const std::string where = file_path.string();
+    try {
+        const safetensors::File file(file_path);
+        auto meta = [&](const std::string& key) {
+            const auto found = file.metadata().find(key);
+            return found == file.metadata().end() ? std::string() : found->second;
+        };
+        if (meta("cadenza.kind") != "shallow_draft")
+            throw Error(CDZ_STATUS_INVALID_CONFIG, where + ": not a shallow draft (metadata cadenza.kind is '" +
+                                                       meta("cadenza.kind") + "')");
+        if (meta("cadenza.draft_layers") != format_index_list(layout_.layers))
+            throw Error(CDZ_STATUS_INVALID_CONFIG, where + ": built from target layers " + meta("cadenza.draft_layers") +
+                                                       ", not --layers " + format_index_list(layout_.layers));
+        const std::optional<drafts::CodeGrid> grid =
+            drafts::code_grid_of(file.metadata(), draft_.config().vocab_size, where);
+        const std::string expected = code_digits_ ? code_digits_->grid().levels_text() : "none";
+        if ((grid ? grid->levels_text() : "none") != expected ||
+            (grid && grid->code_offset != code_digits_->grid().code_offset))
+            throw Error(CDZ_STATUS_INVALID_CONFIG, where + ": its head's code digits (" +
+                                                       (grid ? grid->levels_text() : "none") +
+                                                       ") differ from this run's (" + expected + ")");
+        const llama::LlamaWeights earlier = load_model_directory(directory);
+        std::map<std::string, at::Tensor> tensors;
+        for (auto& [name, tensor] : earlier.named_parameters()) tensors[name] = tensor;
+        at::NoGradGuard no_grad;
+        for (auto& parameter : parameters()) {
+            if (parameter.name == "digits.weight" || parameter.name == "digits.bias") {
+                const std::vector<int64_t> shape(parameter.tensor.sizes().begin(), parameter.tensor.sizes().end());
+                std::vector<float> values = file.read_f32(parameter.name, shape);
+                parameter.tensor.copy_(at::from_blob(values.data(), parameter.tensor.sizes(), at::kFloat));
+                continue;
+            }
+            const auto found = tensors.find(parameter.name);
+            if (found == tensors.end() || !found->second.sizes().equals(parameter.tensor.sizes()))
+                throw Error(CDZ_STATUS_INVALID_CONFIG, where + ": tensor '" + parameter.name +
+                                                           "' is missing or has another shape");
+            parameter.tensor.copy_(found->second);
+        }
+    } catch (const safetensors::Error& e) {
+        throw Error(CDZ_STATUS_INVALID_CONFIG, e.what());
     }
 }
 

@@ -51,6 +51,11 @@ public:
     ShallowDraftTask(llama::LlamaWeights target, ShallowDraftLayout layout, std::filesystem::path target_path,
                      double distill_weight, const drafts::CodeGrid* grid = nullptr);
 
+    // Starts the trained tensors from an earlier draft's model directory, which
+    // must have been built from the same target layers with the same kind of
+    // head (and grid); throws cadenza::Error naming the file otherwise.
+    void initialize_from(const std::filesystem::path& directory);
+
     std::string kind() const override { return "draft"; }
     int64_t vocab_size() const override { return draft_.config().vocab_size; }
     int64_t max_positions() const override { return draft_.config().max_position_embeddings; }

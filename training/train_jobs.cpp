@@ -132,7 +132,7 @@ std::optional<drafts::CodeGrid> code_grid_for(const std::string& code_digits, co
 void describe_output(const drafts::CodeGrid* grid, const char* per, std::ostream& out) {
     if (grid)
         out << "output: code digits " << grid->levels_text() << " from token " << grid->code_offset << " ("
-            << grid->head_rows() << " logits " << per << " instead of " << grid->vocab_size << ")\n";
+            << grid->head_rows() << " logits" << per << " instead of " << grid->vocab_size << ")\n";
     else
         out << "output: the target's vocabulary head\n";
 }
@@ -235,6 +235,10 @@ TrainResult run_shallow_draft_job(const ShallowDraftJob& job, std::ostream& out,
     const std::optional<drafts::CodeGrid> grid = code_grid_for(job.code_digits, job.layout, target.config);
     describe_output(grid ? &*grid : nullptr, "", out);
     ShallowDraftTask task(std::move(target), layout, absolute_path(job.target), weight, grid ? &*grid : nullptr);
+    if (!job.init_from.empty()) {
+        task.initialize_from(job.init_from);
+        out << "initial weights: " << job.init_from.string() << '\n';
+    }
     describe_model("draft (target layers " + format_index_list(layout.layers) + ", training draft layers " +
                        format_index_list(layout.train_layers) + ", the final norm and the head)",
                    task.draft().config(), out);
@@ -259,7 +263,7 @@ TrainResult run_draft_heads_job(const DraftHeadsJob& job, std::ostream& out, std
     const std::optional<drafts::CodeGrid> grid = code_grid_for(job.code_digits, job.layout, target.config);
     DraftHeadsTask task(std::move(target), job.kind, job.heads, absolute_path(job.target), grid ? &*grid : nullptr,
                         job.distill_weight);
-    describe_output(grid ? &*grid : nullptr, "per head", out);
+    describe_output(grid ? &*grid : nullptr, " per head", out);
     out << "loss: " << (job.distill_weight > 0 ? std::to_string(1 - job.distill_weight) + " * cross-entropy on the corpus + " +
                                                      std::to_string(job.distill_weight) + " * cross-entropy against the target's distribution"
                                                : std::string("cross-entropy on the corpus"))

@@ -41,6 +41,7 @@ struct ShallowDraftJob {
     std::filesystem::path corpus, target, output;
     std::string layers;        // "0,1,5": target layer indices, in draft order
     std::string train_layers;  // "0,1": draft layer indices trained
+    std::filesystem::path init_from;  // an earlier draft's directory, or empty: the target's layers
     bool distill = true;
     double distill_weight = 0.5;
     // As DraftHeadsJob's: a code-digit head instead of a copy of the target's.

@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <optional>
 #include <string>
 
 namespace cadenza::training {
@@ -19,6 +20,9 @@ struct TrainOptions {
     double clip = 1.0;             // global gradient-norm clip; <= 0 disables
     uint64_t seed = 0;             // weights (target), batch sampler, held-out split
     double holdout = 0.05;         // fraction of the corpus's sequences held out for evaluation
+    // The held-out split's seed when set (a later phase keeps an earlier
+    // phase's split, with batches in a new order); otherwise `seed`.
+    std::optional<uint64_t> split_seed;
     bool length_buckets = false;   // batches of sequences of similar length (BatchSampler)
     bool resume = false;           // continue from the checkpoint in the output
     int64_t checkpoint_every = 0;  // steps between checkpoints; 0: only at the end

@@ -32,7 +32,8 @@ constexpr const char* length_buckets_key = "cadenza.train.length_buckets";
 // Settings written only when used, so that older checkpoints still resume.
 const char* const optional_setting_keys[] = {length_buckets_key, "cadenza.train.guided_attention",
                                              "cadenza.train.code_digits", "cadenza.train.code_input_noise",
-                                             "cadenza.train.text_dropout", "cadenza.train.self_feeding"};
+                                             "cadenza.train.text_dropout", "cadenza.train.self_feeding",
+                                             "cadenza.train.split_seed"};
 
 // The settings a resumed run must share with the checkpoint for the result
 // to equal an uninterrupted run.
@@ -53,6 +54,7 @@ std::vector<std::pair<std::string, std::string>> run_settings(const TrainingTask
     };
     // Only when set, so that checkpoints from before the option still resume.
     if (o.length_buckets) settings.push_back({length_buckets_key, "1"});
+    if (o.split_seed) settings.push_back({"cadenza.train.split_seed", std::to_string(*o.split_seed)});
     for (auto& setting : task.settings()) settings.push_back(std::move(setting));
     return settings;
 }
@@ -220,7 +222,7 @@ TrainResult train(TrainingTask& task, const TokenCorpus& corpus, const TrainOpti
                   const std::filesystem::path& output, std::ostream& log) {
     check_options(options, task);
     at::manual_seed(options.seed);
-    const CorpusSplit split = split_corpus(corpus, options.holdout, options.seed);
+    const CorpusSplit split = split_corpus(corpus, options.holdout, options.split_seed.value_or(options.seed));
     if (split.train.empty()) throw Error(CDZ_STATUS_INVALID_ARGUMENT, corpus.name + ": no training sequences");
 
     const std::filesystem::path state_path = task.state_path(output);

@@ -373,6 +373,45 @@ TEST_F(Training, ShallowDraftWithACodeDigitHeadLearnsAndStoresNoVocabularyHead) 
     EXPECT_TRUE(load_model_directory(draft_dir).config.tie_word_embeddings);
 }
 
+TEST_F(Training, ShallowDraftStartsASecondPhaseFromAnEarlierDraftAndRefusesAnotherOne) {
+    const auto target_dir = fresh_directory("phase-draft-target"), draft_dir = fresh_directory("phase-draft");
+    write_trained_target(target_dir, 3);
+    const llama::LlamaWeights target = load_model_directory(target_dir);
+    const drafts::CodeGrid grid = tiny_grid();
+    const TokenCorpus corpus = tiny_corpus();
+    const std::vector<Batch> heldout = evaluation_batches(split_corpus(corpus, 0.1, 1).heldout, 8, 32);
+    auto heldout_loss = [&](ShallowDraftTask& task) {
+        at::NoGradGuard no_grad;
+        Metrics metrics;
+        for (const auto& batch : heldout) task.evaluate(batch, metrics);
+        return metrics.mean("loss");
+    };
+    ShallowDraftTask first(target, {{0, 2}, {0, 1}}, target_dir, 0.5, &grid);
+    std::ostringstream log;
+    const TrainResult first_result = train(first, corpus, tiny_options(30), draft_dir, log);
+
+    ShallowDraftTask second(target, {{0, 2}, {0, 1}}, target_dir, 0.5, &grid);
+    EXPECT_NE(heldout_loss(second), heldout_loss(first));
+    second.initialize_from(draft_dir);
+    EXPECT_EQ(heldout_loss(second), heldout_loss(first));
+    // A second phase with new batches keeps the first phase's held-out split
+    // with --split-seed (the target's own loss on it is the same); without, not.
+    TrainOptions phase_two = tiny_options(5);
+    phase_two.seed = tiny_options(30).seed + 1;
+    phase_two.split_seed = tiny_options(30).seed;
+    const TrainResult second_result = train(second, corpus, phase_two, fresh_directory("phase-draft-2"), log);
+    EXPECT_EQ(second_result.heldout.mean("target loss"), first_result.heldout.mean("target loss"));
+    phase_two.split_seed.reset();
+    ShallowDraftTask third(target, {{0, 2}, {0, 1}}, target_dir, 0.5, &grid);
+    const TrainResult third_result = train(third, corpus, phase_two, fresh_directory("phase-draft-3"), log);
+    EXPECT_NE(third_result.heldout.mean("target loss"), first_result.heldout.mean("target loss"));
+
+    ShallowDraftTask other_layers(target, {{0, 1}, {0, 1}}, target_dir, 0.5, &grid);
+    EXPECT_THROW(other_layers.initialize_from(draft_dir), Error);
+    ShallowDraftTask vocabulary_head(target, {{0, 2}, {0, 1}}, target_dir, 0.5);
+    EXPECT_THROW(vocabulary_head.initialize_from(draft_dir), Error);
+}
+
 TEST(TrainLosses, MaskedCrossEntropyIgnoresUnlabelled) {
     const at::Tensor logits = at::log(at::tensor({0.5, 0.5, 0.25, 0.75}, at::kFloat).view({2, 2}));
     const at::Tensor labels = at::tensor({1, -100}, at::kLong);
