@@ -1,5 +1,6 @@
 // Griffin-Lim phase reconstruction with momentum ("fast Griffin-Lim",
-// Perraudin et al. 2013), on LibTorch's STFT/ISTFT.
+// Perraudin et al. 2013): the STFT and ISTFT of torch.stft / torch.istft on
+// buffers allocated once per call.
 #pragma once
 
 #include <ATen/ATen.h>

@@ -108,6 +108,54 @@ TEST(GriffinLim, ReconstructsAMagnitudeAndRepeatsBitForBit) {
     EXPECT_LT(convergence, (at::norm(rough - magnitude) / at::norm(magnitude)).item<double>());
 }
 
+// Griffin-Lim as torch.stft / torch.istft define it (what griffin_lim ran on
+// before its buffers), from the same initial phases.
+at::Tensor reference_griffin_lim(const at::Tensor& magnitude, const at::Tensor& phase, const at::Tensor& window,
+                                 const StftShape& stft, const GriffinLimOptions& options) {
+    const int64_t length = (magnitude.size(1) - 1) * stft.hop_length;
+    at::Tensor angles = at::polar(at::ones_like(magnitude), phase);
+    at::Tensor previous = at::zeros_like(angles);
+    const double carry = options.momentum / (1.0 + options.momentum);
+    auto synthesize = [&](const at::Tensor& unit) {
+        return at::istft(magnitude * unit, stft.n_fft, stft.hop_length, stft.win_length, window, true, false, true,
+                         length);
+    };
+    for (int64_t i = 0; i < options.iterations; ++i) {
+        const at::Tensor rebuilt = at::stft(synthesize(angles), stft.n_fft, stft.hop_length, stft.win_length, window,
+                                            true, "reflect", false, true, true);
+        angles = rebuilt - previous * carry;
+        angles = angles / (at::abs(angles) + 1e-16);
+        previous = rebuilt;
+    }
+    return synthesize(angles);
+}
+
+TEST(GriffinLim, EqualsTorchStftAndIstftFromTheSamePhases) {
+    const MelCodecConfig config;
+    const MelSpectrogram mel(config);
+    const at::Tensor magnitude = mel.magnitude(test_signal(16000, 9000));
+    at::manual_seed(5);
+    const at::Tensor phase = at::rand(magnitude.sizes()) * (2 * M_PI);
+    for (const StftShape shape : {StftShape{config.n_fft, config.hop_length, config.win_length},
+                                  StftShape{512, 128, 400}}) {
+        const at::Tensor window = at::hann_window(shape.win_length, at::kFloat);
+        const at::Tensor m = shape.n_fft == config.n_fft ? magnitude
+                                                          : at::stft(test_signal(16000, 9000), 512, 128, 400, window,
+                                                                     true, "reflect", false, true, true)
+                                                                .abs();
+        const at::Tensor p = shape.n_fft == config.n_fft ? phase : at::rand(m.sizes()) * (2 * M_PI);
+        for (int64_t iterations : {0, 1, 4}) {
+            GriffinLimOptions options;
+            options.iterations = iterations;
+            const at::Tensor expected = reference_griffin_lim(m, p, window, shape, options);
+            const at::Tensor actual = griffin_lim_from(m, p, window, shape, options);
+            ASSERT_EQ(actual.sizes(), expected.sizes());
+            EXPECT_LT((actual - expected).abs().max().item<double>(), 1e-4 * expected.abs().max().item<double>())
+                << "n_fft " << shape.n_fft << ", " << iterations << " iterations";
+        }
+    }
+}
+
 TEST(MelFsqCodec, SavesLoadsAndCodesTheSame) {
     const MelCodecConfig config = small_config();
     MelFsqCodec codec(MelAutoencoder::initialize(config, 3), at::zeros({80}), at::ones({80}) * 2.0);
