@@ -12,6 +12,7 @@
 #include "parameter_schema.h"
 #include "plugin_library.h"
 #include "spelling_suggestion.h"
+#include "toml_limits.h"
 #include "toml_literal.h"
 
 namespace cadenza {
@@ -54,6 +55,7 @@ public:
         : source_(std::move(source)), base_(std::move(base)), extra_(std::move(extra)) {}
 
     PipelineConfig parse(const std::string& text) {
+        check_toml_limits(text, source_);
         toml::table document;
         try {
             document = toml::parse(text, source_);
@@ -67,7 +69,7 @@ public:
         read_sampling_table(document);
         PluginCatalog catalog = PluginCatalog::scan(plugin_search_path(locations()));
         for (const auto& stage : pipeline_stage_kinds()) read_stage(document, stage, catalog);
-        if (!diagnostics_.empty()) throw ValidationError(diagnostics_);
+        if (!diagnostics_.empty()) throw ValidationError(capped_diagnostics(diagnostics_, source_));
         return config_;
     }
 
@@ -273,12 +275,18 @@ PipelineConfig load_pipeline_config_string(const std::string& text, const std::s
 PipelineConfig load_pipeline_config_file(const std::filesystem::path& argument,
                                          const std::vector<PluginLocation>& extra_locations) {
     const std::filesystem::path path = resolve_pipeline_path(argument);  // a shipped pipeline's bare name too
+    std::error_code error;
+    const auto status = std::filesystem::status(path, error);
+    if (std::filesystem::exists(status) && !std::filesystem::is_regular_file(status))
+        throw Error(CDZ_STATUS_INVALID_ARGUMENT, path.string() + ": not a regular file (a directory, FIFO or device)");
     std::ifstream file(path, std::ios::binary);
     if (!file) throw Error(CDZ_STATUS_NOT_FOUND, path.string() + ": cannot open pipeline file");
-    std::stringstream text;
-    text << file.rdbuf();
+    const TomlLimits limits;
+    std::string text(limits.max_bytes + 1, '\0');
+    file.read(text.data(), static_cast<std::streamsize>(text.size()));
+    text.resize(static_cast<size_t>(file.gcount()));
     std::filesystem::path base = std::filesystem::absolute(path).parent_path();
-    return load_pipeline_config_string(text.str(), path.string(), base, extra_locations);
+    return load_pipeline_config_string(text, path.string(), base, extra_locations);
 }
 
 }  // namespace cadenza

@@ -5,6 +5,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "strict_json.h"
+
 namespace cadenza::mel_fsq {
 
 int64_t MelCodecConfig::codebook_size() const {
@@ -55,9 +57,9 @@ MelCodecConfig MelCodecConfig::from_json(const std::string& text, const std::str
     MelCodecConfig config;
     nlohmann::json j;
     try {
-        j = nlohmann::json::parse(text);
-    } catch (const nlohmann::json::exception& error) {
-        throw std::invalid_argument(where + ": the codec config is not JSON: " + error.what());
+        j = json_format::parse_strict_json(text, where + ": the codec config");
+    } catch (const json_format::StrictJsonError& error) {
+        throw std::invalid_argument(error.what());
     }
     if (!j.is_object()) throw std::invalid_argument(where + ": the codec config must be a JSON object");
     const std::set<std::string> known{"sample_rate", "n_fft",  "hop_length", "win_length",  "n_mels",

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "error.h"
+#include "strict_json.h"
 
 namespace cadenza::seanet {
 
@@ -58,9 +59,9 @@ nlohmann::json read_json_file(const std::filesystem::path& path) {
     std::stringstream text;
     text << file.rdbuf();
     try {
-        return nlohmann::json::parse(text.str());
-    } catch (const nlohmann::json::parse_error& e) {
-        throw Error(CDZ_STATUS_INVALID_CONFIG, path.string() + ": not valid JSON: " + e.what());
+        return json_format::parse_strict_json(text.str(), path.string());
+    } catch (const json_format::StrictJsonError& e) {
+        throw Error(CDZ_STATUS_INVALID_CONFIG, e.what());
     }
 }
 

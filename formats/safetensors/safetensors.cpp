@@ -12,11 +12,12 @@
 #include <cstring>
 #include <fstream>
 #include <limits>
-#include <set>
 #include <sstream>
 #include <utility>
 
 #include <nlohmann/json.hpp>
+
+#include "strict_json.h"
 
 namespace cadenza::safetensors {
 namespace {
@@ -71,34 +72,13 @@ std::optional<uint64_t> as_unsigned(const json& value) {
     return std::nullopt;
 }
 
-// Parses JSON, refusing duplicate keys in any object (the format does not
-// say which of two entries would win).
-json parse_strict(const char* text, size_t size, const std::string& where) {
-    std::vector<std::set<std::string>> keys;
-    std::string duplicate;
-    json::parser_callback_t callback = [&](int, json::parse_event_t event, json& parsed) {
-        switch (event) {
-            case json::parse_event_t::object_start: keys.emplace_back(); break;
-            case json::parse_event_t::object_end:
-                if (!keys.empty()) keys.pop_back();
-                break;
-            case json::parse_event_t::key:
-                if (!keys.empty() && parsed.is_string() && !keys.back().insert(parsed.get<std::string>()).second &&
-                    duplicate.empty())
-                    duplicate = parsed.get<std::string>();
-                break;
-            default: break;
-        }
-        return true;
-    };
-    json parsed;
+// No duplicate keys (the format does not say which entry would win), in linear time.
+json parse_json(const char* text, size_t size, const std::string& where) {
     try {
-        parsed = json::parse(text, text + size, callback);
-    } catch (const json::exception& error) {
-        throw Error(where + ": invalid JSON header: " + error.what());
+        return json_format::parse_strict_json(text, text + size, where);
+    } catch (const json_format::StrictJsonError& error) {
+        throw Error(error.what());
     }
-    if (!duplicate.empty()) throw Error(where + ": the header has the key " + quote_name(duplicate) + " twice");
-    return parsed;
 }
 
 std::string errno_text() { return std::strerror(errno); }
@@ -278,7 +258,7 @@ void File::parse_header(const char* text, size_t size, uint64_t data_size) {
     if (text[0] != '{') throw Error(where() + ": the header is not a JSON object (it starts with '" +
                                     std::string(1, std::isprint(static_cast<unsigned char>(text[0])) ? text[0] : '?') +
                                     "')");
-    const json header = parse_strict(text, size, where());
+    const json header = parse_json(text, size, where() + ": header");
     if (!header.is_object()) throw Error(where() + ": the header is not a JSON object");
     for (auto item = header.begin(); item != header.end(); ++item) {
         const std::string& name = item.key();
@@ -480,7 +460,7 @@ Checkpoint Checkpoint::open_index(const std::filesystem::path& index_path) {
     std::ostringstream text;
     text << stream.rdbuf();
     const std::string content = text.str();
-    const json index = parse_strict(content.data(), content.size(), where);
+    const json index = parse_json(content.data(), content.size(), where);
     if (!index.is_object()) throw Error(where + ": the index is not a JSON object");
     const auto weight_map = index.find("weight_map");
     if (weight_map == index.end() || !weight_map->is_object())

@@ -1,10 +1,12 @@
 #include "llama_config.h"
 
 #include <fstream>
+#include <sstream>
 
 #include <nlohmann/json.hpp>
 
 #include "error.h"
+#include "strict_json.h"
 
 namespace cadenza::llama {
 namespace {
@@ -84,11 +86,13 @@ LlamaConfig LlamaConfig::from_json(const nlohmann::json& json, const std::string
 LlamaConfig LlamaConfig::from_file(const std::filesystem::path& path) {
     std::ifstream file(path);
     if (!file) throw Error(CDZ_STATUS_NOT_FOUND, path.string() + ": cannot open the model config");
+    std::ostringstream text;
+    text << file.rdbuf();
     nlohmann::json json;
     try {
-        json = nlohmann::json::parse(file);
-    } catch (const nlohmann::json::parse_error& e) {
-        throw Error(CDZ_STATUS_INVALID_CONFIG, path.string() + ": not JSON: " + e.what());
+        json = json_format::parse_strict_json(text.str(), path.string());
+    } catch (const json_format::StrictJsonError& e) {
+        throw Error(CDZ_STATUS_INVALID_CONFIG, e.what());
     }
     return from_json(json, path.string());
 }

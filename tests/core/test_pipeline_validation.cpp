@@ -134,6 +134,47 @@ TEST(PipelineValidation, ASyntaxErrorIsReportedWithItsPosition) {
     EXPECT_EQ(errors[0].line, 2u);
 }
 
+TEST(PipelineValidation, DeepKeysAndHeadersAreRefusedBeforeParsing) {
+    // 50,000 levels overflowed the stack inside toml++ (issue 24, finding 2).
+    std::string deep_header = "[pipeline]\nname = \"x\"\n[a";
+    for (int i = 0; i < 50000; ++i) deep_header += ".a";
+    deep_header += "]\n";
+    EXPECT_TRUE(has_error(errors_of(deep_header), 3, 65, "more than 32 dotted parts"));
+    std::string deep_key = "[pipeline]\nx";
+    for (int i = 0; i < 50000; ++i) deep_key += ".x";
+    EXPECT_TRUE(has_error(errors_of(deep_key + " = 1\n"), 2, 64, "more than 32 dotted parts"));
+    std::string deep_inline = "[pipeline]\nname = \"a.b.c\" # a.b.c.d\ny = { z";
+    for (int i = 0; i < 40; ++i) deep_inline += ".z";
+    EXPECT_TRUE(has_error(errors_of(deep_inline + " = 1 }\n"), 3, 70, "more than 32 dotted parts"));
+    // Dots in strings, comments and values are not key parts.
+    std::string dots = "[pipeline]\nname = \"";
+    for (int i = 0; i < 100; ++i) dots += "a.";
+    dots += "\" # . . .\n[sampling]\ntemperature = 0.5\n";
+    for (const auto& e : errors_of(dots + "[a.b]\n")) EXPECT_EQ(e.message.find("dotted"), std::string::npos) << e.to_string();
+}
+
+TEST(PipelineValidation, AHugeFileAndThousandsOfErrorsAreBounded) {
+    const auto big = errors_of("[pipeline]\nname = \"" + std::string(2 << 20, 'x') + "\"\n");
+    ASSERT_EQ(big.size(), 1u);
+    EXPECT_NE(big[0].message.find("larger than 1048576 bytes"), std::string::npos) << big[0].to_string();
+    std::string unknown = "[pipeline]\n";
+    for (int i = 0; i < 5000; ++i) unknown += "key" + std::to_string(i) + " = 1\n";
+    const auto many = errors_of(unknown);
+    ASSERT_EQ(many.size(), 101u);
+    EXPECT_NE(many.back().message.find("more errors not shown"), std::string::npos) << many.back().to_string();
+}
+
+TEST(PipelineValidation, APipelinePathThatIsNotARegularFileIsRefused) {
+    for (const char* path : {"/dev/zero", "/tmp"}) {
+        try {
+            load_pipeline_config_file(path, test_locations());
+            ADD_FAILURE() << path;
+        } catch (const Error& e) {
+            EXPECT_NE(std::string(e.what()).find("not a regular file"), std::string::npos) << e.what();
+        }
+    }
+}
+
 TEST(PipelineValidation, PluginPathsAreResolvedAgainstThePipelineFile) {
     const auto directory = test::fresh_directory("plugin-paths");
     std::filesystem::create_directories(directory / "mine");

@@ -3,6 +3,7 @@
 // the independent whole-sequence forward pass, many tokens at once against
 // one at a time, and cache compaction against recomputation.
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include <fstream>
 #include <numeric>
@@ -196,6 +197,16 @@ TEST(BackboneLlama, MalformedCheckpointsAreErrorsNamingTheTensorOrKey) {
         test::write_tiny_checkpoint(directory, 7);
         std::ofstream(directory / "config.json") << "{\"vocab_size\": 320, \"hidden_size\": 64}";
         expect_load_error(directory, "intermediate_size");
+    }
+    // A config that says one thing twice, or has more after its object.
+    {
+        const auto directory = base / "duplicate";
+        test::write_tiny_checkpoint(directory, 9);
+        std::string text = test::tiny_llasa_config().to_json().dump();
+        std::ofstream(directory / "config.json") << text.substr(0, text.size() - 1) << ", \"hidden_size\": 96}";
+        expect_load_error(directory, "'hidden_size' twice");
+        std::ofstream(directory / "config.json") << text << " trailing";
+        expect_load_error(directory, "config.json");
     }
     // A truncated file.
     {
