@@ -4,6 +4,7 @@
 #include <iostream>
 #include <memory>
 
+#include "decoder_settings.h"
 #include "error.h"
 #include "exit_codes.h"
 #include "transcription_run.h"
@@ -53,6 +54,11 @@ void add_recognizer_options(CLI::App* command, recognition::RecognizerSettings& 
                         throw CLI::ValidationError("--decoder-setting", "expected NAME=VALUE, e.g. beam=1e-60, not '" +
                                                                             value + "'");
                     std::string name = value.substr(0, equals);
+                    try {
+                        recognition::check_decoder_setting(name, value.substr(equals + 1));
+                    } catch (const std::invalid_argument& error) {
+                        throw CLI::ValidationError("--decoder-setting", error.what());
+                    }
                     if (name[0] != '-') name = "-" + name;
                     settings.decoder_settings.emplace_back(name, value.substr(equals + 1));
                 }

@@ -180,7 +180,11 @@ cdz_params validate_parameters(const SchemaContext& context, const std::vector<c
                 if (path.is_relative()) path = context.base_directory / path;
                 path = path.lexically_normal();
                 std::error_code ignored;
-                if (!std::filesystem::exists(path, ignored)) problem = "file not found: " + path.string();
+                const std::filesystem::file_status status = std::filesystem::status(path, ignored);
+                if (!std::filesystem::exists(status))
+                    problem = "file not found: " + path.string();
+                else if (!std::filesystem::is_regular_file(status) && !std::filesystem::is_directory(status))
+                    problem = "not a regular file or directory (a FIFO, device or socket): " + path.string();
                 value.text = path.string();
             }
         }

@@ -10,6 +10,7 @@
 #include <mutex>
 #include <stdexcept>
 
+#include "decoder_settings.h"
 #include "resampler.h"
 
 namespace cadenza::recognition {
@@ -87,6 +88,13 @@ PocketsphinxRecognizer::PocketsphinxRecognizer(const RecognizerSettings& setting
     std::vector<DecoderSetting> arguments = {{"-hmm", settings.model_directory},
                                              {"-dict", settings.dictionary},
                                              {"-lm", settings.language_model}};
+    for (const auto& [name, value] : settings.decoder_settings) {
+        try {
+            check_decoder_setting(name, value);
+        } catch (const std::invalid_argument& error) {
+            throw std::runtime_error(error.what());
+        }
+    }
     arguments.insert(arguments.end(), settings.decoder_settings.begin(), settings.decoder_settings.end());
     std::vector<char*> argv;
     for (auto& [name, value] : arguments) {

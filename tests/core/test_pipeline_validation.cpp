@@ -1,5 +1,10 @@
 // Pipeline files: every problem is reported in one pass, each with its
 // file, line and column; valid pipelines resolve with defaults filled in.
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+
 #include <gtest/gtest.h>
 
 #include "diagnostic.h"
@@ -103,6 +108,19 @@ TEST(PipelineValidation, AMissingFileIsReportedAtItsKey) {
     ASSERT_EQ(errors.size(), 1u);
     EXPECT_TRUE(has_error(errors, 3, 14, "'vocabulary': file not found: "));
     EXPECT_NE(errors[0].message.find("no/such.vocab"), std::string::npos);
+}
+
+TEST(PipelineValidation, AFileParameterThatIsADeviceOrFifoIsReportedAtItsKey) {
+    // /dev/zero as a vocabulary took 6 GB before an error; a FIFO hung forever.
+    const auto fifo = std::filesystem::temp_directory_path() / ("cadenza-test-fifo-" + std::to_string(::getpid()));
+    std::filesystem::remove(fifo);
+    ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+    for (const std::string path : {std::string("/dev/zero"), fifo.string()}) {
+        const auto errors = errors_of("[frontend]\nplugin = \"frontend.chars\"\nvocabulary = \"" + path + "\"\n");
+        ASSERT_EQ(errors.size(), 1u) << path;
+        EXPECT_TRUE(has_error(errors, 3, 14, "'vocabulary': not a regular file or directory")) << path;
+    }
+    std::filesystem::remove(fifo);
 }
 
 TEST(PipelineValidation, UnknownTablesPluginsAndWrongKindsAreReported) {

@@ -190,6 +190,27 @@ TEST(PocketsphinxRecognizer, ModelWithoutMixtureWeightsIsAnErrorNotAnExit) {
     EXPECT_NE(message.find((directory / "sendump").string()), std::string::npos) << message;
 }
 
+TEST(PocketsphinxRecognizer, SettingsThatCrashPocketsphinxAreErrorsBeforeIt) {
+    // Each of these aborted, crashed or divided by zero inside pocketsphinx.
+    if (!model_installed()) GTEST_SKIP() << "the pocketsphinx model is not installed (Debian package pocketsphinx-en-us)";
+    const std::pair<const char*, const char*> cases[] = {
+        {"-lw", "0"}, {"-lw", "abc"}, {"-maxwpf", "0"}, {"-ds", "0"}, {"-beam", "2"}, {"-lw", "nan"},
+        {"-topn", "1.5"}, {"-bestpath", "maybe"}, {"-hmm", "/tmp"}, {"-nosuch", "1"}};
+    for (const auto& [name, value] : cases) {
+        RecognizerSettings settings;
+        settings.decoder_settings = {{name, value}};
+        try {
+            PocketsphinxRecognizer recognizer(settings);
+            ADD_FAILURE() << name << " " << value << " was accepted";
+        } catch (const std::runtime_error& error) {
+            EXPECT_NE(std::string(error.what()).find(name + 1), std::string::npos) << error.what();
+        }
+    }
+    RecognizerSettings settings;
+    settings.decoder_settings = {{"-lw", "5.5"}, {"-beam", "1e-60"}, {"-maxhmmpf", "-1"}, {"-bestpath", "no"}};
+    PocketsphinxRecognizer recognizer(settings);
+}
+
 TEST(TranscriptionRun, UnreadableFileIsAnErrorNamingItAndTheUtterance) {
     if (!model_installed()) GTEST_SKIP() << "the pocketsphinx model is not installed (Debian package pocketsphinx-en-us)";
     const std::vector<ScoringItem> items = {ScoringItem::from_file("missing", "/nonexistent/audio.wav", "words")};
