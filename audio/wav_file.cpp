@@ -8,6 +8,8 @@
 #include <memory>
 #include <stdexcept>
 
+#include "replacing_file.h"
+
 namespace cadenza::audio {
 namespace {
 
@@ -41,7 +43,8 @@ Waveform read_waveform(const std::string& path) {
 
 void write_waveform(const std::string& path, const Waveform& waveform) {
     if (waveform.sample_rate <= 0) throw std::runtime_error(path + ": cannot write audio without a sample rate");
-    const std::string temporary = path + ".partial";
+    file_output::ReplacingFile output(path);
+    const std::string temporary = output.write_path().string();
     {
         SF_INFO info{};
         info.samplerate = waveform.sample_rate;
@@ -53,17 +56,10 @@ void write_waveform(const std::string& path, const Waveform& waveform) {
         const auto count = static_cast<sf_count_t>(waveform.samples.size());
         if (sf_writef_float(file.get(), waveform.samples.data(), count) != count) {
             const std::string reason = sf_strerror(file.get());
-            file.reset();
-            std::remove(temporary.c_str());
             throw std::runtime_error(path + ": writing audio failed: " + reason);
         }
     }
-    std::error_code error;
-    std::filesystem::rename(temporary, path, error);
-    if (error) {
-        std::remove(temporary.c_str());
-        throw std::runtime_error(path + ": cannot move the written audio into place: " + error.message());
-    }
+    output.commit();
 }
 
 }  // namespace cadenza::audio

@@ -7,6 +7,8 @@
 #include <stdexcept>
 #include <unordered_set>
 
+#include "replacing_file.h"
+
 namespace cadenza::speech_corpus {
 namespace {
 
@@ -57,9 +59,9 @@ std::vector<Utterance> read_corpus_manifest(const std::string& path) {
 
 void write_corpus_manifest(const std::string& path, const std::vector<Utterance>& utterances) {
     const std::filesystem::path directory = std::filesystem::absolute(path).parent_path();
-    const std::string temporary = path + ".partial";
+    file_output::ReplacingFile file(path);
     {
-        std::ofstream output(temporary);
+        std::ofstream output(file.write_path());
         if (!output) throw std::runtime_error(path + ": cannot write the corpus manifest");
         output << header << '\n';
         for (const auto& u : utterances) {
@@ -74,7 +76,7 @@ void write_corpus_manifest(const std::string& path, const std::vector<Utterance>
         }
         if (!output.flush()) throw std::runtime_error(path + ": writing the corpus manifest failed");
     }
-    std::filesystem::rename(temporary, path);
+    file.commit();
 }
 
 std::vector<Utterance> select_split(const std::vector<Utterance>& utterances, const std::string& split) {

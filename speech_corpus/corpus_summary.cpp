@@ -7,6 +7,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "replacing_file.h"
+
 namespace cadenza::speech_corpus {
 namespace {
 
@@ -100,14 +102,14 @@ void write_corpus_summary(const std::string& path, const CorpusSummary& summary)
                           {"stray_wav_files", summary.stray_wav_files},
                           {"stray_wav_files_deleted", summary.stray_wav_files_deleted}};
 
-    const std::string temporary = path + ".partial";
+    file_output::ReplacingFile file(path);
     {
-        std::ofstream output(temporary);
+        std::ofstream output(file.write_path());
         if (!output) throw std::runtime_error(path + ": cannot write the corpus summary");
         output << json.dump(2) << '\n';
         if (!output.flush()) throw std::runtime_error(path + ": writing the corpus summary failed");
     }
-    std::filesystem::rename(temporary, path);
+    file.commit();
 }
 
 }  // namespace cadenza::speech_corpus

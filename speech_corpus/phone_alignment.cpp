@@ -7,6 +7,8 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "replacing_file.h"
+
 namespace cadenza::speech_corpus {
 
 std::string phone_alignment_path(const std::string& wav_path) {
@@ -14,7 +16,8 @@ std::string phone_alignment_path(const std::string& wav_path) {
 }
 
 void write_phone_alignment(const std::string& path, const std::vector<PhoneSegment>& segments) {
-    const std::string temporary = path + ".partial";
+    file_output::ReplacingFile file(path);
+    const std::string temporary = file.write_path().string();
     {
         std::ofstream output(temporary);
         char end[32];
@@ -24,7 +27,7 @@ void write_phone_alignment(const std::string& path, const std::vector<PhoneSegme
         }
         if (!output.flush()) throw std::runtime_error(temporary + ": cannot write the phone alignment");
     }
-    std::filesystem::rename(temporary, path);
+    file.commit();
 }
 
 std::vector<PhoneSegment> read_phone_alignment(const std::string& path) {

@@ -8,6 +8,8 @@
 #include <stdexcept>
 #include <unordered_set>
 
+#include "replacing_file.h"
+
 namespace cadenza::speech_corpus {
 namespace {
 
@@ -74,15 +76,15 @@ std::vector<CorpusSentence> limit_per_split(const std::vector<CorpusSentence>& s
 }
 
 void write_sentences_tsv(const std::string& path, const std::vector<CorpusSentence>& sentences) {
-    const std::string temporary = path + ".partial";
+    file_output::ReplacingFile file(path);
     {
-        std::ofstream output(temporary);
+        std::ofstream output(file.write_path());
         if (!output) throw std::runtime_error(path + ": cannot write the sentence list");
         output << "id\tsplit\ttext\n";
         for (const auto& s : sentences) output << s.id << '\t' << s.split << '\t' << s.text << '\n';
         if (!output.flush()) throw std::runtime_error(path + ": writing the sentence list failed");
     }
-    std::filesystem::rename(temporary, path);
+    file.commit();
 }
 
 }  // namespace cadenza::speech_corpus

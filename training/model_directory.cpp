@@ -1,6 +1,7 @@
 #include "model_directory.h"
 
 #include "error.h"
+#include "replacing_file.h"
 
 namespace cadenza::training {
 
@@ -8,12 +9,13 @@ void save_model_directory(const std::filesystem::path& directory, const llama::L
                           const std::vector<std::pair<std::string, std::string>>& metadata,
                           const std::vector<std::pair<std::string, at::Tensor>>& extra_tensors) {
     std::filesystem::create_directories(directory);
-    const std::filesystem::path config = directory / "config.json";
-    const std::filesystem::path temporary = directory / "config.json.tmp";
-    weights.config.save(temporary);
-    std::error_code error;
-    std::filesystem::rename(temporary, config, error);
-    if (error) throw Error(CDZ_STATUS_IO_ERROR, config.string() + ": cannot rename into place: " + error.message());
+    try {
+        file_output::ReplacingFile config(directory / "config.json");
+        weights.config.save(config.write_path());
+        config.commit();
+    } catch (const file_output::OutputFileError& error) {
+        throw Error(CDZ_STATUS_IO_ERROR, error.what());
+    }
     weights.save(directory / "model.safetensors", metadata, extra_tensors);
 }
 

@@ -8,6 +8,7 @@
 
 #include "error.h"
 #include "random_bits.h"
+#include "replacing_file.h"
 
 namespace cadenza::training {
 namespace {
@@ -147,17 +148,19 @@ std::string format_sequence(const TokenSequence& sequence) {
 }
 
 void write_token_corpus(const std::filesystem::path& path, const std::vector<TokenSequence>& sequences) {
-    const std::filesystem::path temporary = path.string() + ".tmp";
-    {
+    try {
+        file_output::ReplacingFile output(path);
+        const std::filesystem::path& temporary = output.write_path();
         std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
         if (!out) throw Error(CDZ_STATUS_IO_ERROR, temporary.string() + ": cannot write");
         for (const auto& sequence : sequences) out << format_sequence(sequence) << '\n';
         out.flush();
         if (!out) throw Error(CDZ_STATUS_IO_ERROR, temporary.string() + ": write error");
+        out.close();
+        output.commit();
+    } catch (const file_output::OutputFileError& error) {
+        throw Error(CDZ_STATUS_IO_ERROR, error.what());
     }
-    std::error_code error;
-    std::filesystem::rename(temporary, path, error);
-    if (error) throw Error(CDZ_STATUS_IO_ERROR, path.string() + ": cannot rename into place: " + error.message());
 }
 
 CorpusSplit split_corpus(const TokenCorpus& corpus, double heldout_fraction, uint64_t seed) {

@@ -6,6 +6,8 @@
 #include <fstream>
 #include <system_error>
 
+#include "replacing_file.h"
+
 namespace cadenza::pcg {
 namespace {
 
@@ -151,24 +153,17 @@ void write_token_groups(const std::filesystem::path& path, const TokenGroups& gr
     for (uint64_t offset : groups.offsets) put_u64(out, offset);
     for (uint32_t id : groups.members) put_u32(out, id);
 
-    const std::filesystem::path temporary = path.string() + ".tmp";
-    {
-        std::ofstream file(temporary, std::ios::binary | std::ios::trunc);
+    try {
+        file_output::ReplacingFile output(path);
+        std::ofstream file(output.write_path(), std::ios::binary | std::ios::trunc);
         if (!file) throw GroupsError(where + ": cannot write the groups file: " + std::strerror(errno));
         file.write(out.data(), static_cast<std::streamsize>(out.size()));
         file.flush();
-        if (!file) {
-            std::error_code ignored;
-            std::filesystem::remove(temporary, ignored);
-            throw GroupsError(where + ": writing the groups file failed");
-        }
-    }
-    std::error_code error;
-    std::filesystem::rename(temporary, path, error);
-    if (error) {
-        std::error_code ignored;
-        std::filesystem::remove(temporary, ignored);
-        throw GroupsError(where + ": cannot move the groups file into place: " + error.message());
+        if (!file) throw GroupsError(where + ": writing the groups file failed");
+        file.close();
+        output.commit();
+    } catch (const file_output::OutputFileError& error) {
+        throw GroupsError(error.what());
     }
 }
 

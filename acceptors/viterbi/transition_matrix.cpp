@@ -7,7 +7,10 @@
 #include <cstring>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <sstream>
+
+#include "replacing_file.h"
 
 namespace cadenza {
 namespace {
@@ -301,7 +304,13 @@ uint64_t TransitionMatrix::file_size() const {
 
 void TransitionMatrix::save(const std::string& path) const {
     if (vocab_size_ <= 0) throw TransitionFileError("cannot write " + path + ": the matrix is empty");
-    const std::string temporary = path + ".partial";
+    std::optional<file_output::ReplacingFile> output;
+    try {
+        output.emplace(path);
+    } catch (const file_output::OutputFileError& error) {
+        throw TransitionFileError(error.what());
+    }
+    const std::string temporary = output->write_path().string();
     {
         File file(std::fopen(temporary.c_str(), "wb"));
         if (!file) throw TransitionFileError("cannot write " + temporary + ": " + std::strerror(errno));
@@ -330,19 +339,15 @@ void TransitionMatrix::save(const std::string& path) const {
                 throw TransitionFileError("cannot write " + temporary + ": " + std::strerror(errno));
         } catch (...) {
             file.reset();
-            std::remove(temporary.c_str());
             throw;
         }
-        if (std::fclose(file.release()) != 0) {
-            std::remove(temporary.c_str());
+        if (std::fclose(file.release()) != 0)
             throw TransitionFileError("cannot write " + temporary + ": " + std::strerror(errno));
-        }
     }
-    std::error_code error;
-    std::filesystem::rename(temporary, path, error);
-    if (error) {
-        std::remove(temporary.c_str());
-        throw TransitionFileError("cannot write " + path + ": " + error.message());
+    try {
+        output->commit();
+    } catch (const file_output::OutputFileError& error) {
+        throw TransitionFileError(error.what());
     }
 }
 

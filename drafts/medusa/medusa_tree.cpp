@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "error.h"
+#include "replacing_file.h"
 
 namespace cadenza::medusa {
 namespace {
@@ -89,14 +90,17 @@ void write_choices(const std::filesystem::path& path, const std::vector<Choice>&
     std::ostringstream text;
     for (const auto& comment : comments) text << "# " << comment << '\n';
     for (const auto& choice : choices) text << format_choice(choice) << '\n';
-    const std::filesystem::path temporary = path.string() + ".tmp";
-    {
-        std::ofstream file(temporary, std::ios::binary | std::ios::trunc);
+    try {
+        file_output::ReplacingFile output(path);
+        std::ofstream file(output.write_path(), std::ios::binary | std::ios::trunc);
         if (!file) throw Error(CDZ_STATUS_INVALID_ARGUMENT, path.string() + ": cannot write the choices file");
         file << text.str();
         if (!file.flush()) throw Error(CDZ_STATUS_INVALID_ARGUMENT, path.string() + ": cannot write the choices file");
+        file.close();
+        output.commit();
+    } catch (const file_output::OutputFileError& error) {
+        throw Error(CDZ_STATUS_INVALID_ARGUMENT, error.what());
     }
-    std::filesystem::rename(temporary, path);
 }
 
 SparseTree make_tree(std::vector<Choice> choices) {

@@ -17,6 +17,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "replacing_file.h"
 #include "strict_json.h"
 
 namespace cadenza::safetensors {
@@ -579,9 +580,9 @@ std::string Writer::header() const {
 void Writer::write(const std::filesystem::path& path) const {
     std::string text = header();
     text.append((8 - text.size() % 8) % 8, ' ');
-    const std::filesystem::path temporary = path.string() + ".tmp";
-    {
-        std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
+    try {
+        file_output::ReplacingFile output(path);
+        std::ofstream out(output.write_path(), std::ios::binary | std::ios::trunc);
         if (!out) throw Error(path.string() + ": cannot write: " + errno_text());
         uint8_t length[8];
         for (int i = 0; i < 8; ++i) length[i] = static_cast<uint8_t>(static_cast<uint64_t>(text.size()) >> (8 * i));
@@ -595,18 +596,11 @@ void Writer::write(const std::filesystem::path& path) const {
             position = tensor.begin + tensor.bytes.size();
         }
         out.flush();
-        if (!out) {
-            std::error_code ignored;
-            std::filesystem::remove(temporary, ignored);
-            throw Error(path.string() + ": write failed");
-        }
-    }
-    std::error_code error;
-    std::filesystem::rename(temporary, path, error);
-    if (error) {
-        std::error_code ignored;
-        std::filesystem::remove(temporary, ignored);
-        throw Error(path.string() + ": cannot rename the written file into place: " + error.message());
+        if (!out) throw Error(path.string() + ": write failed");
+        out.close();
+        output.commit();
+    } catch (const file_output::OutputFileError& error) {
+        throw Error(error.what());
     }
 }
 
