@@ -1,6 +1,8 @@
 #include "synth_command.h"
 
 #include <chrono>
+#include <cmath>
+#include <cstdlib>
 #include <cstdio>
 #include <memory>
 #include <optional>
@@ -35,6 +37,8 @@ int run_synth(const SynthOptions& o) {
     request.max_audio_seconds = o.max_seconds;
     if (!o.voice.empty()) {
         audio::Waveform prompt = audio::read_waveform(o.voice);
+        if (prompt.samples.empty())
+            throw Error(CDZ_STATUS_INVALID_ARGUMENT, o.voice + ": the voice file has no samples");
         request.voice_prompt = std::move(prompt.samples);
         request.voice_prompt_sample_rate = prompt.sample_rate;
     }
@@ -73,6 +77,24 @@ int run_synth(const SynthOptions& o) {
     return exit_ok;
 }
 
+// CLI11 reads "-1" into an unsigned seed as 2^64-1 and clamps larger numbers.
+const CLI::Validator seed_text(
+    [](const std::string& text) -> std::string {
+        const bool digits = !text.empty() && text.size() <= 20 && text.find_first_not_of("0123456789") == std::string::npos;
+        if (digits && (text.size() < 20 || text <= "18446744073709551615")) return {};
+        return "a seed is a whole number from 0 to 18446744073709551615, not '" + text + "'";
+    },
+    "SEED");
+
+const CLI::Validator finite_non_negative(
+    [](const std::string& text) -> std::string {
+        char* end = nullptr;
+        const double value = std::strtod(text.c_str(), &end);
+        if (!text.empty() && *end == '\0' && std::isfinite(value) && value >= 0) return {};
+        return "expected a finite number >= 0, not '" + text + "'";
+    },
+    "SECONDS");
+
 }  // namespace
 
 Command add_synth_command(CLI::App& app) {
@@ -85,9 +107,10 @@ Command add_synth_command(CLI::App& app) {
     synth->add_option("-o,--output", options->output, "WAV file to write")->required();
     synth->add_option("--voice", options->voice, "audio file of the voice to imitate (default: the pipeline's)")
         ->check(CLI::ExistingFile);
-    synth->add_option("--seed", options->seed, "seed of the synthesis (default: the pipeline's)");
+    synth->add_option("--seed", options->seed, "seed of the synthesis, 0 to 2^64-1 (default: the pipeline's)")
+        ->check(seed_text);
     synth->add_option("--max-seconds", options->max_seconds, "stop after this much audio (default: the pipeline's)")
-        ->check(CLI::NonNegativeNumber);
+        ->check(finite_non_negative);
     synth->add_flag("--stream", options->stream, "decode audio in chunks as tokens arrive");
     return {synth, [options] { return run_synth(*options); }};
 }

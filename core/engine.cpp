@@ -128,6 +128,17 @@ Engine::Codes Engine::encode_audio(const std::vector<float>& samples, int sample
     if (!s.codec) throw Error(CDZ_STATUS_INVALID_CONFIG, config_.source + ": no [codec]");
     if (!s.codec_info.can_encode) throw Error(CDZ_STATUS_UNSUPPORTED, s.codec->name() + ": this codec cannot encode");
     if (sample_rate <= 0) throw Error(CDZ_STATUS_INVALID_ARGUMENT, "audio without a sample rate");
+    // Resampling allocates in proportion to the rate ratio: a WAV declaring
+    // 1 Hz cost gigabytes before any other check.
+    constexpr int lowest_rate = 1000, highest_rate = 768000;
+    if (sample_rate < lowest_rate || sample_rate > highest_rate)
+        throw Error(CDZ_STATUS_INVALID_ARGUMENT, "audio at " + std::to_string(sample_rate) + " Hz: rates from " +
+                                                     std::to_string(lowest_rate) + " to " +
+                                                     std::to_string(highest_rate) + " Hz are accepted");
+    if (samples.empty()) throw Error(CDZ_STATUS_INVALID_ARGUMENT, "audio with no samples");
+    for (size_t i = 0; i < samples.size(); ++i)
+        if (!std::isfinite(samples[i]))
+            throw Error(CDZ_STATUS_INVALID_ARGUMENT, "audio sample " + std::to_string(i) + " is not a finite number");
     std::vector<float> audio = samples;
     if (static_cast<uint32_t>(sample_rate) != s.codec_info.sample_rate)
         audio = audio::resample(samples, sample_rate, s.codec_info.sample_rate);
@@ -184,6 +195,9 @@ std::vector<float> Engine::synthesize(const SynthesisRequest& request) {
         throw Error(CDZ_STATUS_INVALID_CONFIG,
                     config_.source + ": synthesis needs [frontend], [backbone] and [codec]; missing " + list);
     }
+
+    if (!std::isfinite(request.max_audio_seconds) || request.max_audio_seconds < 0)
+        throw Error(CDZ_STATUS_INVALID_ARGUMENT, "max_audio_seconds must be a finite number >= 0 (0: the pipeline's)");
 
     stats_ = DecodingStats{};
     ScopedTimer wall(stats_.wall_seconds);

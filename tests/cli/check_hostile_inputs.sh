@@ -1,0 +1,82 @@
+#!/bin/bash
+# Hostile input to the command line (issue 24): each case must end in a clean
+# error (exit 1, a message naming the input and what is wrong) within its
+# time and memory bounds, and leave what it was pointed at as it was.
+#   check_hostile_inputs.sh CADENZA SOURCE_DIR
+set -u
+cadenza="$1"
+source_dir="$2"
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+failures=0
+
+# expect_error NAME PATTERN COMMAND...: exit 1 within 60 s and 4 GiB of data,
+# and a message matching PATTERN.
+expect_error() {
+  local name="$1" pattern="$2"
+  shift 2
+  local output status
+  output=$( (ulimit -d 4194304; timeout 60 "$@") 2>&1)
+  status=$?
+  if [ "$status" -ne 1 ] || ! echo "$output" | grep -q -- "$pattern"; then
+    echo "FAIL $name: exit $status, expected 1 and /$pattern/; output:"
+    echo "$output" | head -5 | cut -c1-300
+    failures=$((failures + 1))
+  else
+    echo "ok   $name"
+  fi
+}
+
+pipeline="$source_dir/pipelines/ar.toml"
+
+# A table header and a dotted key nesting 50,000 levels (a SIGSEGV in toml++ before).
+{ printf '[pipeline]\nname = "deep"\n[a'; for _ in $(seq 50000); do printf '.a'; done; printf ']\n'; } > "$work/deep-header.toml"
+expect_error "deep table header" "deep-header.toml:3:65: .*more than 32 dotted parts" "$cadenza" validate "$work/deep-header.toml"
+{ printf '[pipeline]\nx'; for _ in $(seq 50000); do printf '.x'; done; printf ' = 1\n'; } > "$work/deep-key.toml"
+expect_error "deep dotted key" "deep-key.toml:2:64: .*more than 32 dotted parts" "$cadenza" validate "$work/deep-key.toml"
+# Size and error count.
+{ printf '[pipeline]\n'; for i in $(seq 60000); do printf 'unknown_key_%d = 1\n' "$i"; done; } > "$work/big.toml"
+expect_error "a 1.3 MB pipeline file" "big.toml: larger than 1048576 bytes" "$cadenza" validate "$work/big.toml"
+# Paths that are not regular files: a device, a FIFO (which hung), a directory.
+expect_error "pipeline /dev/zero" "/dev/zero: not a regular file" "$cadenza" validate /dev/zero
+mkfifo "$work/pipe.toml"
+expect_error "pipeline FIFO" "pipe.toml: not a regular file" "$cadenza" validate "$work/pipe.toml"
+sed "s|^vocabulary = .*|vocabulary = \"/dev/zero\"|" "$pipeline" > "$work/zero-vocabulary.toml"
+expect_error "vocabulary /dev/zero" "'vocabulary': not a regular file or directory" \
+  "$cadenza" validate "$work/zero-vocabulary.toml"
+
+# Output that is a device or a link is written through, never replaced.
+"$cadenza" synth -p "$pipeline" -t "Hello." -o /dev/null > /dev/null 2>&1
+if [ -c /dev/null ]; then echo "ok   synth -o /dev/null leaves a device"; else echo "FAIL /dev/null replaced"; failures=$((failures + 1)); fi
+touch "$work/target.wav" && ln -s "$work/target.wav" "$work/link.wav"
+"$cadenza" synth -p "$pipeline" -t "Hello." -o "$work/link.wav" > /dev/null 2>&1
+if [ -L "$work/link.wav" ] && [ -s "$work/target.wav" ]; then echo "ok   synth through a symbolic link"
+else echo "FAIL the link was replaced or its target left empty"; failures=$((failures + 1)); fi
+expect_error "synth -o a directory" "is a directory" "$cadenza" synth -p "$pipeline" -t "Hello." -o "$work"
+
+# Numbers that were silently wrapped or ignored.
+expect_error "seed -1" "a seed is a whole number" "$cadenza" synth -p "$pipeline" -t "Hi." -o "$work/x.wav" --seed -1
+expect_error "seed 2^64" "a seed is a whole number" "$cadenza" synth -p "$pipeline" -t "Hi." -o "$work/x.wav" --seed 18446744073709551616
+expect_error "max-seconds nan" "expected a finite number" "$cadenza" synth -p "$pipeline" -t "Hi." -o "$work/x.wav" --max-seconds nan
+# Voice files: empty, and declaring 1 Hz (2.1 GB and 27 s before).
+/usr/bin/python3 - "$work" <<'PY'
+import struct, sys
+def wav(path, rate, samples):
+    data = struct.pack('<%dh' % len(samples), *samples)
+    header = b'RIFF' + struct.pack('<I', 36 + len(data)) + b'WAVEfmt ' + struct.pack('<IHHIIHH', 16, 1, 1, rate, rate * 2, 2, 16)
+    open(path, 'wb').write(header + b'data' + struct.pack('<I', len(data)) + data)
+wav(sys.argv[1] + '/empty.wav', 16000, [])
+wav(sys.argv[1] + '/one-hertz.wav', 1, [1000] * 3000)
+PY
+expect_error "empty voice WAV" "empty.wav: the voice file has no samples" \
+  "$cadenza" synth -p "$pipeline" -t "Hi." -o "$work/x.wav" --voice "$work/empty.wav"
+expect_error "1 Hz voice WAV" "audio at 1 Hz: rates from 1000" \
+  "$cadenza" synth -p "$pipeline" -t "Hi." -o "$work/x.wav" --voice "$work/one-hertz.wav"
+
+# pocketsphinx settings that aborted or crashed it.
+for setting in lw=0 lw=abc maxwpf=0 ds=0; do
+  expect_error "transcribe $setting" "decoder setting" "$cadenza" transcribe --decoder-setting "$setting" "$work/target.wav"
+done
+
+[ "$failures" -eq 0 ] || { echo "$failures hostile input case(s) failed"; exit 1; }
+echo "every hostile input ended in a clean error"
