@@ -21,6 +21,16 @@
 namespace cadenza {
 namespace {
 
+// A codec's audio reaches the caller only if every sample is a number (NaN
+// weights gave all-NaN audio with status OK, and -32768 in a WAV). The
+// codec's model is at fault: a configuration error, not an internal one.
+void check_finite_audio(const float* samples, size_t count, const std::string& stage) {
+    for (size_t i = 0; i < count; ++i)
+        if (!std::isfinite(samples[i]))
+            throw Error(CDZ_STATUS_INVALID_CONFIG, stage + ": decoded audio has a non-finite sample (at " + std::to_string(i) +
+                                                 " of " + std::to_string(count) + ")");
+}
+
 constexpr DLDataType int32_type{kDLInt, 32, 1};
 // Frames decoded at once when streaming: 200 ms at 50 frames per second.
 constexpr size_t stream_chunk_frames = 10;
@@ -164,6 +174,7 @@ std::vector<float> Engine::decode_audio(const Codes& codes) {
     ManagedTensor decoded;
     throw_if_error(codec.decode(s.codec->context(), view.get(), decoded.out()), s.codec->name() + ": decode");
     const auto shape = decoded.expect(kDLFloat, 32, 1, s.codec->name() + ": audio");
+    check_finite_audio(decoded.data<float>(), static_cast<size_t>(shape[0]), s.codec->name() + ": decode");
     return std::vector<float>(decoded.data<float>(), decoded.data<float>() + shape[0]);
 }
 
@@ -281,6 +292,7 @@ std::vector<float> Engine::synthesize(const SynthesisRequest& request) {
     }
     auto deliver = [&](const ManagedTensor& audio) {
         const auto shape = audio.expect(kDLFloat, 32, 1, s.codec->name() + ": audio");
+        check_finite_audio(audio.data<float>(), static_cast<size_t>(shape[0]), s.codec->name() + ": stream_decode");
         stats_.audio_seconds += static_cast<double>(shape[0]) / s.codec_info.sample_rate;
         if (shape[0] > 0 && !request.on_audio(audio.data<float>(), static_cast<size_t>(shape[0])))
             throw Error(CDZ_STATUS_CANCELLED, "synthesis cancelled by the audio callback");
@@ -338,6 +350,7 @@ std::vector<float> Engine::synthesize(const SynthesisRequest& request) {
         ScopedTimer timer(stats_.codec_seconds);
         throw_if_error(codec.decode(s.codec->context(), view.get(), decoded.out()), s.codec->name() + ": decode");
         const auto shape = decoded.expect(kDLFloat, 32, 1, s.codec->name() + ": audio");
+        check_finite_audio(decoded.data<float>(), static_cast<size_t>(shape[0]), s.codec->name() + ": decode");
         audio.assign(decoded.data<float>(), decoded.data<float>() + shape[0]);
     }
     stats_.audio_seconds = static_cast<double>(audio.size()) / s.codec_info.sample_rate;

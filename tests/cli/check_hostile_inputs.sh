@@ -73,6 +73,24 @@ expect_error "empty voice WAV" "empty.wav: the voice file has no samples" \
 expect_error "1 Hz voice WAV" "audio at 1 Hz: rates from 1000" \
   "$cadenza" synth -p "$pipeline" -t "Hi." -o "$work/x.wav" --voice "$work/one-hertz.wav"
 
+# A codec whose weights are NaN: all-NaN audio with status OK before.
+"$cadenza" codec encode -p "$pipeline" -o "$work/codes.safetensors" "$work/target.wav" > /dev/null 2>&1
+/usr/bin/python3 - "$source_dir/models/en-small/codec.safetensors" "$work/nan-codec.safetensors" <<'PY'
+import json, struct, sys
+data = bytearray(open(sys.argv[1], 'rb').read())
+size = struct.unpack('<Q', data[:8])[0]
+header = json.loads(data[8:8 + size])
+for name, entry in header.items():
+    if name != '__metadata__' and entry['dtype'] == 'F32' and not name.startswith('mel_'):
+        begin, end = entry['data_offsets']
+        data[8 + size + begin:8 + size + end] = struct.pack('<f', float('nan')) * ((end - begin) // 4)
+open(sys.argv[2], 'wb').write(data)
+PY
+sed "s|^model = .*codec.safetensors\"|model = \"$work/nan-codec.safetensors\"|" "$pipeline" > "$work/nan-codec.toml"
+sed -i "s|\"\.\./|\"$source_dir/|" "$work/nan-codec.toml"
+expect_error "NaN codec weights" "non-finite sample" \
+  "$cadenza" codec decode -p "$work/nan-codec.toml" -o "$work/nan.wav" "$work/codes.safetensors"
+
 # pocketsphinx settings that aborted or crashed it.
 for setting in lw=0 lw=abc maxwpf=0 ds=0; do
   expect_error "transcribe $setting" "decoder setting" "$cadenza" transcribe --decoder-setting "$setting" "$work/target.wav"
