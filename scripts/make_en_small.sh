@@ -183,41 +183,42 @@ TOML
       # with code-digit output heads (93 logits for a code's 5 digits, the
       # non-code tokens and "a code", instead of 8,252; docs/drafts.md): SSD's
       # shallow draft (the target's layers 0 and 5, both trained, distilled
-      # from the target with weight 0.5) and 8 MTP heads (the 4-head pipeline
-      # uses the first 4; the target's own distribution as a soft label with
-      # weight 0.5, which beat the corpus's codes alone at step 200: held-out
-      # acceptance 37.5/24.3/17.2% against 37.1/23.9/16.9% at t+2..t+4).
-      # Evaluated on 1% of the sequences held out (~190). The threads are part
-      # of the recipe: the shipped files were trained with exactly these
-      # (LibTorch's sums differ with the thread count), the MTP heads' first
-      # 200 steps under a 3,000-step schedule, then to 1,000 (the schedule
-      # shortened). ~55 min each on one core (docs/en-small.md); the MEDUSA
-      # heads (vadusa) are the earlier full-vocabulary ones, below.
+      # from the target with weight 0.5) in two phases (1,000 steps, then a
+      # second 600-step schedule from there with new batches on the same
+      # held-out split), 8 MTP heads (the 4-head pipeline uses the first 4)
+      # and 4 MEDUSA heads, both with the target's own distribution as a soft
+      # label with weight 0.5 (it beat the corpus's codes alone at step 200:
+      # held-out acceptance 37.5/24.3/17.2% against 37.1/23.9/16.9% at
+      # t+2..t+4). Evaluated on 1% of the sequences held out (~190). The
+      # threads are part of the recipe: the shipped files were trained with
+      # exactly these (LibTorch's sums differ with the thread count), the MTP
+      # heads' first 200 steps under a 3,000-step schedule, then to 1,000 (the
+      # schedule shortened). 50-100 min each on one core (docs/en-small.md).
       tokens="$work/tokens-phones/train.tokens"
       digits=(--code-digits 8,8,8,4,4 --layout "$work/tokens-phones/layout.json")
-      common=(--corpus "$tokens" --batch 8 --seq-len 768 --length-buckets --seed 1 --checkpoint-every 100
-              --holdout 0.01 --lr 1e-3 --warmup 50 --no-progress)
+      common=(--corpus "$tokens" --batch 8 --seq-len 768 --length-buckets --checkpoint-every 100
+              --holdout 0.01 --warmup 50 --no-progress)
       run train draft --target "$models/target" --layers 0,5 --train-layers 0,1 --output "$work/draft-digits" \
-        "${digits[@]}" --steps 1000 --threads 1 "${common[@]}" $(resumable "$work/draft-digits/training_state.safetensors")
+        "${digits[@]}" --steps 1000 --lr 1e-3 --seed 1 --threads 1 "${common[@]}" \
+        $(resumable "$work/draft-digits/training_state.safetensors")
+      run train draft --target "$models/target" --layers 0,5 --train-layers 0,1 --output "$work/draft-digits-2" \
+        --init-from "$work/draft-digits" "${digits[@]}" --steps 600 --lr 5e-4 --seed 2 --split-seed 1 --threads 1 \
+        "${common[@]}" $(resumable "$work/draft-digits-2/training_state.safetensors")
       mtp=(--target "$models/target" --heads 8 --output "$work/mtp8-digits.safetensors" "${digits[@]}"
-           --distill-weight 0.5 "${common[@]}")
+           --distill-weight 0.5 --lr 1e-3 --seed 1 "${common[@]}")
       if [ ! -f "$work/mtp8-digits.phase1.done" ]; then
         run train mtp "${mtp[@]}" --steps 3000 --stop-after 200 --threads 2 \
           $(resumable "$work/mtp8-digits.training_state.safetensors")
         touch "$work/mtp8-digits.phase1.done"
       fi
       run train mtp "${mtp[@]}" --steps 1000 --threads 1 --resume
+      run train medusa --target "$models/target" --heads 4 --output "$work/medusa4-digits.safetensors" "${digits[@]}" \
+        --distill-weight 0.5 --lr 1e-3 --seed 1 --steps 1000 --threads 1 "${common[@]}" \
+        $(resumable "$work/medusa4-digits.training_state.safetensors")
       mkdir -p "$models/draft"
-      cp "$work/draft-digits/config.json" "$work/draft-digits/model.safetensors" "$models/draft/"
+      cp "$work/draft-digits-2/config.json" "$work/draft-digits-2/model.safetensors" "$models/draft/"
       cp "$work/mtp8-digits.safetensors" "$models/mtp8.safetensors"
-      # The MEDUSA heads of the first drafts (full vocabulary, 240 steps);
-      # only when missing: models/en-small/medusa4.safetensors ships them.
-      if [ ! -f "$models/medusa4.safetensors" ]; then
-        run train medusa --target "$models/target" --heads 4 --output "$work/medusa4.safetensors" \
-          --corpus "$tokens" --batch 8 --seq-len 768 --length-buckets --seed 1 --checkpoint-every 50 --holdout 0.02 \
-          --threads "$jobs" --steps 240 --lr 1e-3 --warmup 50 $(resumable "$work/medusa4.training_state.safetensors")
-        cp "$work/medusa4.safetensors" "$models/medusa4.safetensors"
-      fi
+      cp "$work/medusa4-digits.safetensors" "$models/medusa4.safetensors"
       ;;
     calibration)
       # MEDUSA's tree from the heads' top-k accuracy on the dev split, cut where
