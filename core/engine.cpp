@@ -21,14 +21,20 @@
 namespace cadenza {
 namespace {
 
-// A codec's audio reaches the caller only if every sample is a number (NaN
-// weights gave all-NaN audio with status OK, and -32768 in a WAV). The
-// codec's model is at fault: a configuration error, not an internal one.
-void check_finite_audio(const float* samples, size_t count, const std::string& stage) {
+// Audio given or decoded must be numbers: NaN weights in a codec gave
+// all-NaN audio with status OK (and -32768 in a WAV), NaN in a voice prompt
+// went on into the codec. `what` names the audio; `status` says whose fault.
+void check_finite_audio(const float* samples, size_t count, cdz_status_code status, const std::string& what) {
     for (size_t i = 0; i < count; ++i)
         if (!std::isfinite(samples[i]))
-            throw Error(CDZ_STATUS_INVALID_CONFIG, stage + ": decoded audio has a non-finite sample (at " + std::to_string(i) +
-                                                 " of " + std::to_string(count) + ")");
+            throw Error(status, what + " has a non-finite sample (at " + std::to_string(i) + " of " +
+                                    std::to_string(count) + ")");
+}
+
+// A codec's output: its model is at fault, a configuration error.
+void check_decoded_audio(const ManagedTensor& audio, int64_t count, const std::string& stage) {
+    check_finite_audio(audio.data<float>(), static_cast<size_t>(count), CDZ_STATUS_INVALID_CONFIG,
+                       stage + ": decoded audio");
 }
 
 constexpr DLDataType int32_type{kDLInt, 32, 1};
@@ -146,9 +152,7 @@ Engine::Codes Engine::encode_audio(const std::vector<float>& samples, int sample
                                                      std::to_string(lowest_rate) + " to " +
                                                      std::to_string(highest_rate) + " Hz are accepted");
     if (samples.empty()) throw Error(CDZ_STATUS_INVALID_ARGUMENT, "audio with no samples");
-    for (size_t i = 0; i < samples.size(); ++i)
-        if (!std::isfinite(samples[i]))
-            throw Error(CDZ_STATUS_INVALID_ARGUMENT, "audio sample " + std::to_string(i) + " is not a finite number");
+    check_finite_audio(samples.data(), samples.size(), CDZ_STATUS_INVALID_ARGUMENT, "the audio");
     std::vector<float> audio = samples;
     if (static_cast<uint32_t>(sample_rate) != s.codec_info.sample_rate)
         audio = audio::resample(samples, sample_rate, s.codec_info.sample_rate);
@@ -174,7 +178,7 @@ std::vector<float> Engine::decode_audio(const Codes& codes) {
     ManagedTensor decoded;
     throw_if_error(codec.decode(s.codec->context(), view.get(), decoded.out()), s.codec->name() + ": decode");
     const auto shape = decoded.expect(kDLFloat, 32, 1, s.codec->name() + ": audio");
-    check_finite_audio(decoded.data<float>(), static_cast<size_t>(shape[0]), s.codec->name() + ": decode");
+    check_decoded_audio(decoded, shape[0], s.codec->name() + ": decode");
     return std::vector<float>(decoded.data<float>(), decoded.data<float>() + shape[0]);
 }
 
@@ -292,7 +296,7 @@ std::vector<float> Engine::synthesize(const SynthesisRequest& request) {
     }
     auto deliver = [&](const ManagedTensor& audio) {
         const auto shape = audio.expect(kDLFloat, 32, 1, s.codec->name() + ": audio");
-        check_finite_audio(audio.data<float>(), static_cast<size_t>(shape[0]), s.codec->name() + ": stream_decode");
+        check_decoded_audio(audio, shape[0], s.codec->name() + ": stream_decode");
         stats_.audio_seconds += static_cast<double>(shape[0]) / s.codec_info.sample_rate;
         if (shape[0] > 0 && !request.on_audio(audio.data<float>(), static_cast<size_t>(shape[0])))
             throw Error(CDZ_STATUS_CANCELLED, "synthesis cancelled by the audio callback");
@@ -350,7 +354,7 @@ std::vector<float> Engine::synthesize(const SynthesisRequest& request) {
         ScopedTimer timer(stats_.codec_seconds);
         throw_if_error(codec.decode(s.codec->context(), view.get(), decoded.out()), s.codec->name() + ": decode");
         const auto shape = decoded.expect(kDLFloat, 32, 1, s.codec->name() + ": audio");
-        check_finite_audio(decoded.data<float>(), static_cast<size_t>(shape[0]), s.codec->name() + ": decode");
+        check_decoded_audio(decoded, shape[0], s.codec->name() + ": decode");
         audio.assign(decoded.data<float>(), decoded.data<float>() + shape[0]);
     }
     stats_.audio_seconds = static_cast<double>(audio.size()) / s.codec_info.sample_rate;

@@ -3,8 +3,9 @@
 namespace cadenza {
 namespace {
 
-// Walks TOML text, skipping strings and comments, and calls `on_dot` for
-// every '.' between the segments of a key or a table header.
+// Walks TOML text, skipping strings and comments, and calls
+// on_segment(segments so far, line, column) at every '.' between the
+// segments of a key or a table header.
 class KeyScanner {
 public:
     explicit KeyScanner(const std::string& text) : text_(text) {}

@@ -1,7 +1,6 @@
 #include "shallow_draft.h"
 
 #include <cstdio>
-#include <map>
 #include <set>
 
 #include "error.h"
@@ -125,22 +124,12 @@ void ShallowDraftTask::initialize_from(const std::filesystem::path& directory) {
             throw Error(CDZ_STATUS_INVALID_CONFIG, where + ": its head's code digits (" +
                                                        (grid ? grid->levels_text() : "none") +
                                                        ") differ from this run's (" + expected + ")");
-        const llama::LlamaWeights earlier = load_model_directory(directory);
-        std::map<std::string, at::Tensor> tensors;
-        for (auto& [name, tensor] : earlier.named_parameters()) tensors[name] = tensor;
+        // Every trained tensor is stored under its parameter's name.
         at::NoGradGuard no_grad;
         for (auto& parameter : parameters()) {
-            if (parameter.name == "digits.weight" || parameter.name == "digits.bias") {
-                const std::vector<int64_t> shape(parameter.tensor.sizes().begin(), parameter.tensor.sizes().end());
-                std::vector<float> values = file.read_f32(parameter.name, shape);
-                parameter.tensor.copy_(at::from_blob(values.data(), parameter.tensor.sizes(), at::kFloat));
-                continue;
-            }
-            const auto found = tensors.find(parameter.name);
-            if (found == tensors.end() || !found->second.sizes().equals(parameter.tensor.sizes()))
-                throw Error(CDZ_STATUS_INVALID_CONFIG, where + ": tensor '" + parameter.name +
-                                                           "' is missing or has another shape");
-            parameter.tensor.copy_(found->second);
+            const safetensors::Shape shape(parameter.tensor.sizes().begin(), parameter.tensor.sizes().end());
+            std::vector<float> values = file.read_f32(parameter.name, shape);
+            parameter.tensor.copy_(at::from_blob(values.data(), parameter.tensor.sizes(), at::kFloat));
         }
     } catch (const safetensors::Error& e) {
         throw Error(CDZ_STATUS_INVALID_CONFIG, e.what());
