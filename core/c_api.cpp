@@ -4,10 +4,13 @@
 #include "cadenza/cadenza.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "cadenza/plugin.h"
@@ -19,8 +22,13 @@
 #include "plugin_library.h"
 #include "status_object.h"
 
+// One synthesis at a time per handle: calls from other threads wait for the
+// running one; a call from the thread that is synthesizing (from inside the
+// audio callback) cannot wait for itself and is refused.
 struct cdz_pipeline {
     std::unique_ptr<cadenza::Engine> engine;
+    mutable std::mutex in_use;
+    mutable std::atomic<std::thread::id> synthesizing_thread{};
 };
 
 struct cdz_catalog {
@@ -86,6 +94,28 @@ cadenza::SynthesisRequest make_request(const char* text, const cdz_synthesis_par
     }
     return request;
 }
+
+class ExclusiveUse {
+public:
+    ExclusiveUse(const cdz_pipeline& pipeline, const char* call) : pipeline_(pipeline) {
+        if (pipeline.synthesizing_thread.load() == std::this_thread::get_id())
+            throw Error(CDZ_STATUS_BUSY, std::string(call) +
+                                             ": called from inside a callback of this pipeline's running synthesis; "
+                                             "a pipeline synthesizes one text at a time (use another pipeline, or "
+                                             "call after the running synthesis returns)");
+        pipeline.in_use.lock();
+        pipeline.synthesizing_thread.store(std::this_thread::get_id());
+    }
+    ~ExclusiveUse() {
+        pipeline_.synthesizing_thread.store(std::thread::id());
+        pipeline_.in_use.unlock();
+    }
+    ExclusiveUse(const ExclusiveUse&) = delete;
+    ExclusiveUse& operator=(const ExclusiveUse&) = delete;
+
+private:
+    const cdz_pipeline& pipeline_;
+};
 
 }  // namespace
 
@@ -171,6 +201,7 @@ cdz_status* cdz_pipeline_synthesize(cdz_pipeline* pipeline, const char* text, co
     return cadenza::status_from_exceptions([&] {
         require(pipeline && out_audio, "pipeline or out_audio is NULL");
         *out_audio = nullptr;
+        ExclusiveUse use(*pipeline, "cdz_pipeline_synthesize");
         std::vector<float> samples = pipeline->engine->synthesize(make_request(text, params));
         auto audio = std::make_unique<cdz_audio>();
         audio->struct_size = sizeof(cdz_audio);
@@ -195,6 +226,7 @@ cdz_status* cdz_pipeline_synthesize_stream(cdz_pipeline* pipeline, const char* t
     return cadenza::status_from_exceptions([&] {
         require(pipeline && callback, "pipeline or callback is NULL");
         cadenza::SynthesisRequest request = make_request(text, params);
+        ExclusiveUse use(*pipeline, "cdz_pipeline_synthesize_stream");
         const uint32_t rate = pipeline->engine->sample_rate();
         request.on_audio = [&](const float* samples, size_t count) {
             return callback(samples, count, rate, user_data) == 0;
@@ -207,6 +239,7 @@ cdz_status* cdz_pipeline_get_stats(const cdz_pipeline* pipeline, cdz_stats* out)
     return cadenza::status_from_exceptions([&] {
         require(pipeline && out, "pipeline or out is NULL");
         require(out->struct_size > 0, "cdz_stats: set struct_size before the call");
+        ExclusiveUse use(*pipeline, "cdz_pipeline_get_stats");
         pipeline->engine->stats().fill(*out);
     });
 }

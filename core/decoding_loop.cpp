@@ -269,8 +269,12 @@ const cdz_token_tree* DecodingLoop::propose() {
 
 const float* DecodingLoop::target_probabilities(size_t rows) {
     target_.resize(rows * vocab_);
-    for (size_t r = 0; r < rows; ++r)
-        sampling_probabilities(sampling_, logits_ + r * vocab_, target_.data() + r * vocab_, vocab_);
+    try {
+        for (size_t r = 0; r < rows; ++r)
+            sampling_probabilities(sampling_, logits_ + r * vocab_, target_.data() + r * vocab_, vocab_);
+    } catch (const Error& e) {  // NaN logits: say whose
+        throw Error(e.code(), stages_.backbone->name() + ": " + e.what());
+    }
     return target_.data();
 }
 

@@ -67,7 +67,7 @@ public:
         check_top_level(document);
         read_pipeline_table(document);
         read_sampling_table(document);
-        PluginCatalog catalog = PluginCatalog::scan(plugin_search_path(locations()));
+        PluginCatalog catalog = PluginCatalog::scan(plugin_search_path(locations()), plugin_names(document));
         for (const auto& stage : pipeline_stage_kinds()) read_stage(document, stage, catalog);
         if (!diagnostics_.empty()) throw ValidationError(capped_diagnostics(diagnostics_, source_));
         return config_;
@@ -164,6 +164,14 @@ private:
         config_.guidance_scale = params.values.count("guidance_scale") ? params.values["guidance_scale"].number : 1.0;
         config_.max_phone_seconds =
             params.values.count("max_phone_seconds") ? params.values["max_phone_seconds"].number : 0.0;
+    }
+
+    // The plugins the stages name, so that the search stops where all are found.
+    static std::vector<std::string> plugin_names(const toml::table& document) {
+        std::vector<std::string> names;
+        for (const auto& stage : pipeline_stage_kinds())
+            if (const auto* name = document[stage.table]["plugin"].as_string()) names.push_back(name->get());
+        return names;
     }
 
     std::vector<PluginLocation> locations() const {

@@ -11,6 +11,7 @@
 #include "error.h"
 #include "install_layout.h"
 #include "plugin_library.h"
+#include "shared_object_symbols.h"
 #include "spelling_suggestion.h"
 
 namespace cadenza {
@@ -18,6 +19,25 @@ namespace {
 
 bool is_plugin_library_file(const std::filesystem::path& path) {
     return path.extension() == ".so" && std::filesystem::is_regular_file(path);
+}
+
+// A library found by listing a directory that does not export the entry
+// point is some other program's: it is left alone (never loaded, so its
+// constructors never run) and is not a problem, only named when a plugin is
+// not found. A library named explicitly is loaded or reported.
+bool is_foreign_library(const std::filesystem::path& file, const PluginLocation& location) {
+    std::error_code error;
+    if (!std::filesystem::is_directory(location.path, error)) return false;
+    try {
+        return exported_symbol(file, CDZ_PLUGIN_ENTRY_SYMBOL) == ExportedSymbol::absent;
+    } catch (const Error&) {
+        return false;  // loading reports what is wrong with it
+    }
+}
+
+bool all_found(const std::vector<std::string>& needed, const std::map<std::string, size_t>& active) {
+    if (needed.empty()) return false;
+    return std::all_of(needed.begin(), needed.end(), [&](const std::string& name) { return active.count(name) > 0; });
 }
 
 std::vector<std::filesystem::path> libraries_at(const PluginLocation& location, std::vector<std::string>& problems) {
@@ -53,7 +73,7 @@ std::vector<PluginLocation> plugin_search_path(const std::vector<PluginLocation>
     return path;
 }
 
-PluginCatalog PluginCatalog::scan(const std::vector<PluginLocation>& search_path) {
+PluginCatalog PluginCatalog::scan(const std::vector<PluginLocation>& search_path, const std::vector<std::string>& needed) {
     PluginCatalog catalog;
     catalog.search_path_ = search_path;
     std::set<std::filesystem::path> seen_libraries;
@@ -65,6 +85,10 @@ PluginCatalog PluginCatalog::scan(const std::vector<PluginLocation>& search_path
             std::error_code error;
             const auto canonical = std::filesystem::weakly_canonical(file, error);
             if (!seen_libraries.insert(error ? file : canonical).second) continue;
+            if (is_foreign_library(file, location)) {
+                catalog.skipped_.push_back(file);
+                continue;
+            }
             const PluginLibrary* library = nullptr;
             try {
                 library = &PluginLibrary::load(file);
@@ -93,6 +117,7 @@ PluginCatalog PluginCatalog::scan(const std::vector<PluginLocation>& search_path
                 catalog.entries_.push_back(entry);
             }
         }
+        if (all_found(needed, active)) break;  // a name found here shadows any later one
     }
     return catalog;
 }
@@ -108,6 +133,11 @@ const CatalogEntry& PluginCatalog::find(const std::string& name) const {
     std::string message = "no plugin named '" + name + "'" + did_you_mean(name, names) + "; searched:";
     for (const auto& location : search_path_) message += " " + location.path.string() + " (" + location.origin + ")";
     for (const auto& problem : problems_) message += "; also: " + problem;
+    if (!skipped_.empty()) {
+        message += "; not loaded, since they do not export " + std::string(CDZ_PLUGIN_ENTRY_SYMBOL) + ": " +
+                   std::to_string(skipped_.size()) + " librar" + (skipped_.size() == 1 ? "y" : "ies") + " (" +
+                   skipped_.front().string() + (skipped_.size() > 1 ? ", ..." : "") + ")";
+    }
     throw Error(CDZ_STATUS_NOT_FOUND, message);
 }
 

@@ -32,10 +32,13 @@ struct CatalogEntry {
 
 class PluginCatalog {
 public:
-    // Loads every library along the search path. Problems (missing explicit
-    // locations, libraries that fail to load, ambiguous names) are collected,
-    // not thrown.
-    static PluginCatalog scan(const std::vector<PluginLocation>& search_path);
+    // Loads the plugin libraries along the search path: every one, or with
+    // `needed` names only the places up to the one where the last of them is
+    // found. A directory's libraries that do not export the entry point are
+    // not loaded (skipped()). Problems (missing explicit locations, libraries
+    // that fail to load, ambiguous names) are collected, not thrown.
+    static PluginCatalog scan(const std::vector<PluginLocation>& search_path,
+                              const std::vector<std::string>& needed = {});
 
     // The active plugin of that name. Throws cadenza::Error when it is not
     // found (with the places searched and a suggestion) or is ambiguous.
@@ -44,12 +47,14 @@ public:
     const std::vector<CatalogEntry>& entries() const { return entries_; }
     const std::vector<std::string>& problems() const { return problems_; }
     const std::vector<PluginLocation>& search_path() const { return search_path_; }
+    const std::vector<std::filesystem::path>& skipped() const { return skipped_; }
 
 private:
     std::vector<PluginLocation> search_path_;
     std::vector<CatalogEntry> entries_;
     std::vector<std::string> problems_;
     std::vector<std::string> ambiguous_;  // "name: a.so and b.so"
+    std::vector<std::filesystem::path> skipped_;
 };
 
 }  // namespace cadenza

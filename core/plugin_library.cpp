@@ -14,6 +14,7 @@
 #include "descriptor_check.h"
 #include "error.h"
 #include "host_api.h"
+#include "shared_object_symbols.h"
 #include "status_object.h"
 
 namespace cadenza {
@@ -56,6 +57,17 @@ const PluginLibrary& PluginLibrary::load(const std::filesystem::path& requested)
     if (auto found = libraries.by_path.find(path); found != libraries.by_path.end())
         return *found->second;
 
+    switch (exported_symbol(path, CDZ_PLUGIN_ENTRY_SYMBOL)) {
+        case ExportedSymbol::function: break;
+        case ExportedSymbol::absent:
+            throw Error(CDZ_STATUS_NOT_FOUND, shown + ": not a cadenza plugin: it does not export '" +
+                                                  std::string(CDZ_PLUGIN_ENTRY_SYMBOL) + "' (not loaded)");
+        case ExportedSymbol::data:
+            throw Error(CDZ_STATUS_INVALID_ARGUMENT, shown + ": not a cadenza plugin: its '" +
+                                                         std::string(CDZ_PLUGIN_ENTRY_SYMBOL) +
+                                                         "' is data, not a function (not loaded)");
+    }
+
     auto handle = std::make_unique<boost::dll::shared_library>();
     boost::dll::fs::error_code load_error;
     handle->load(path, load_error, boost::dll::load_mode::rtld_lazy | boost::dll::load_mode::rtld_local);
@@ -64,7 +76,7 @@ const PluginLibrary& PluginLibrary::load(const std::filesystem::path& requested)
         throw Error(CDZ_STATUS_IO_ERROR, shown + ": cannot load plugin library: " +
                                              (reason ? reason : load_error.message()));
     }
-    if (!handle->has(CDZ_PLUGIN_ENTRY_SYMBOL))
+    if (!handle->has(CDZ_PLUGIN_ENTRY_SYMBOL))  // the symbol table said otherwise: a malformed file
         throw Error(CDZ_STATUS_NOT_FOUND, shown + ": not a cadenza plugin: it does not export '" +
                                               std::string(CDZ_PLUGIN_ENTRY_SYMBOL) + "'");
 

@@ -137,9 +137,15 @@ void sampling_probabilities(const cdz_sampling& sampling, const float* logits, f
 
     if (sampling.temperature == 0.0) {
         int64_t best = -1;
+        bool any_nan = false;
         allowed.for_each([&](int64_t i) {
+            any_nan |= std::isnan(logits[i]);
             if (best < 0 || logits[i] > logits[best]) best = i;
         });
+        // Every comparison with NaN is false: without this check NaN logits
+        // pick the first allowed token, which is the end of speech.
+        if (any_nan || !std::isfinite(logits[best]))
+            throw Error(CDZ_STATUS_INVALID_ARGUMENT, "sampling: the logits are not finite numbers (NaN or infinity)");
         probabilities[best] = 1.0f;
         return;
     }
@@ -147,7 +153,7 @@ void sampling_probabilities(const cdz_sampling& sampling, const float* logits, f
     float max_logit = -std::numeric_limits<float>::infinity();
     allowed.for_each([&](int64_t i) { max_logit = std::max(max_logit, logits[i]); });
     if (!std::isfinite(max_logit))
-        throw Error(CDZ_STATUS_INVALID_ARGUMENT, "sampling: no allowed token has a finite logit");
+        throw Error(CDZ_STATUS_INVALID_ARGUMENT, "sampling: the logits are not finite numbers (no allowed token has a finite logit)");
     const float inverse_temperature = static_cast<float>(1.0 / sampling.temperature);
     double total = 0.0;
     allowed.for_each([&](int64_t i) {

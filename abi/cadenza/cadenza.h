@@ -9,6 +9,23 @@
  *
  * Structs that may grow start with `struct_size`: get them from
  * *_default_params(), or set struct_size = sizeof(the struct) yourself.
+ *
+ * Threads (since ABI 0.5):
+ * - Functions without a handle (versions, statuses, *_default_params,
+ *   loading, catalog scans) may be called from any thread at any time.
+ * - Different pipelines are independent: N pipelines in N threads give the
+ *   same audio as the same calls one after another.
+ * - One pipeline synthesizes one text at a time. cdz_pipeline_synthesize,
+ *   cdz_pipeline_synthesize_stream and cdz_pipeline_get_stats called from
+ *   several threads on one handle are serialized: each waits until the
+ *   running synthesis returns. Called from inside that pipeline's own audio
+ *   callback (the same thread), they return CDZ_STATUS_BUSY and leave the
+ *   running synthesis untouched. cdz_pipeline_describe reads only what was
+ *   fixed at load and may run at any time.
+ * - cdz_pipeline_free and cdz_catalog_free must not race with any other call
+ *   on the same handle (nor be called from its callback).
+ * - A catalog is read-only after cdz_catalog_scan: any thread may read it.
+ * - A status is owned by the caller that received it.
  */
 #ifndef CADENZA_H
 #define CADENZA_H
@@ -29,7 +46,7 @@ extern "C" {
 #endif
 
 #define CDZ_ABI_VERSION_MAJOR 0
-#define CDZ_ABI_VERSION_MINOR 4
+#define CDZ_ABI_VERSION_MINOR 5
 
 /* ------------------------------------------------------------------------ */
 /* Versions and status                                                       */

@@ -20,7 +20,10 @@ typedef enum cdz_status_code {
     CDZ_STATUS_UNSUPPORTED = 6,      /* valid request this component cannot do */
     CDZ_STATUS_CANCELLED = 7,        /* a callback asked to stop */
     CDZ_STATUS_OUT_OF_MEMORY = 8,
-    CDZ_STATUS_INTERNAL = 9          /* a bug: please report it */
+    CDZ_STATUS_INTERNAL = 9,         /* a bug: please report it */
+    CDZ_STATUS_BUSY = 10             /* since embedding ABI 0.5: the handle is in use
+                                        by this thread (a call from inside its own
+                                        callback) */
 } cdz_status_code;
 
 typedef struct cdz_status cdz_status;

@@ -91,6 +91,36 @@ sed -i "s|\"\.\./|\"$source_dir/|" "$work/nan-codec.toml"
 expect_error "NaN codec weights" "non-finite sample" \
   "$cadenza" codec decode -p "$work/nan-codec.toml" -o "$work/nan.wav" "$work/codes.safetensors"
 
+# A target whose final norm is NaN: 0 s of audio with status OK before (greedy
+# decoding took NaN logits for the end token). Sampled and greedy.
+mkdir -p "$work/nan-target"
+cp "$source_dir/models/en-small/target/config.json" "$work/nan-target/"
+/usr/bin/python3 - "$source_dir/models/en-small/target/model.safetensors" "$work/nan-target/model.safetensors" <<'PY'
+import json, struct, sys
+data = bytearray(open(sys.argv[1], 'rb').read())
+size = struct.unpack('<Q', data[:8])[0]
+begin, end = json.loads(data[8:8 + size])['model.norm.weight']['data_offsets']
+data[8 + size + begin:8 + size + end] = struct.pack('<f', float('nan')) * ((end - begin) // 4)
+open(sys.argv[2], 'wb').write(data)
+PY
+sed -e "s|^checkpoint = .*|checkpoint = \"$work/nan-target\"|" -e "s|\"\.\./|\"$source_dir/|" "$pipeline" > "$work/nan-target.toml"
+sed 's/^temperature = .*/temperature = 0/' "$work/nan-target.toml" > "$work/nan-target-greedy.toml"
+expect_error "NaN target weights, sampled" "backbone.llama: sampling: .*not finite" \
+  "$cadenza" synth -p "$work/nan-target.toml" -t "Hello there." -o "$work/x.wav"
+expect_error "NaN target weights, greedy" "backbone.llama: sampling: .*not finite" \
+  "$cadenza" synth -p "$work/nan-target-greedy.toml" -t "Hello there." -o "$work/x.wav"
+
+# Foreign libraries on the plugin path: a directory of other programs'
+# libraries (gflags' constructor ended the process when dlopened), and a
+# library exporting cdz_plugin_entry as data (SIGSEGV in `cadenza plugins`).
+sed "s|^\[frontend\]|plugin_paths = [\"/usr/lib/x86_64-linux-gnu\"]\n\n[frontend]|" "$work/nan-target.toml" |
+  sed "s|^checkpoint = .*|checkpoint = \"$source_dir/models/en-small/target\"|" > "$work/foreign-paths.toml"
+if output=$(timeout 120 "$cadenza" validate "$work/foreign-paths.toml" 2>&1); then
+  echo "ok   plugin_paths with a system library directory"
+else
+  echo "FAIL plugin_paths with a system library directory: $output" | head -5 | cut -c1-300
+  failures=$((failures + 1))
+fi
 # pocketsphinx settings that aborted or crashed it.
 for setting in lw=0 lw=abc maxwpf=0 ds=0; do
   expect_error "transcribe $setting" "decoder setting" "$cadenza" transcribe --decoder-setting "$setting" "$work/target.wav"

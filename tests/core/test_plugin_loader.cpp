@@ -61,6 +61,28 @@ TEST(PluginLoader, MissingEntrySymbolIsAnErrorNamingTheFile) {
     expect_load_error(test_plugin_library("broken", "no_entry"), CDZ_STATUS_NOT_FOUND, "cdz_plugin_entry");
 }
 
+// Finding 8 of the reliability issue: dlopen ran a foreign library's
+// constructor (one that ends the process took this test program with it) and
+// a data symbol called as the entry point crashed.
+TEST(PluginLoader, ALibraryWithoutTheEntryPointIsRefusedWithoutRunningItsCode) {
+    expect_load_error(test_plugin_library("broken", "exiting_constructor"), CDZ_STATUS_NOT_FOUND, "not loaded");
+}
+
+TEST(PluginLoader, AnEntryPointThatIsDataIsRefusedWithoutCallingIt) {
+    expect_load_error(test_plugin_library("broken", "entry_is_data"), CDZ_STATUS_INVALID_ARGUMENT,
+                      "is data, not a function");
+}
+
+TEST(PluginLoader, AnElfFileForAnotherClassOrMachineIsRefusedBeforeLoading) {
+    const auto directory = test::fresh_directory("other-elf");
+    std::string header(64, '\0');
+    header.replace(0, 4, "\x7f" "ELF");
+    header[4] = 1;  // ELFCLASS32
+    header[5] = 1;
+    expect_load_error(test::write_file(directory, "lib32.so", header), CDZ_STATUS_IO_ERROR, "not a 64-bit ELF");
+    expect_load_error(test::write_file(directory, "libshort.so", "\x7f" "ELF"), CDZ_STATUS_IO_ERROR, "not a 64-bit ELF");
+}
+
 TEST(PluginLoader, AnotherMajorVersionIsRefused) {
     expect_load_error(test_plugin_library("broken", "future_major"), CDZ_STATUS_ABI_MISMATCH, "plugin ABI 1.");
 }
@@ -114,8 +136,32 @@ TEST(PluginCatalog, AnEarlierLocationShadowsALaterOne) {
 TEST(PluginCatalog, BrokenLibrariesAreReportedWithoutHidingGoodOnes) {
     const auto catalog = PluginCatalog::scan({{test_plugin_dir("broken"), "broken", true},
                                               {test_plugin_dir("c_plugin"), "good", true}});
+    // future_major, newer_minor, duplicate_name, entry_fails, bad_default and
+    // entry_is_data; no_entry and exiting_constructor are not plugins and
+    // are not loaded at all.
     EXPECT_EQ(catalog.problems().size(), 6u);
+    EXPECT_EQ(catalog.skipped().size(), 2u);
     EXPECT_STREQ(catalog.find("example.argmax_acceptor").descriptor->name, "example.argmax_acceptor");
+}
+
+TEST(PluginCatalog, APluginNotFoundNamesTheLibrariesThatWereNotLoaded) {
+    const auto catalog = PluginCatalog::scan({{test_plugin_dir("broken"), "broken", true}});
+    try {
+        catalog.find("example.argmax_acceptor");
+        FAIL();
+    } catch (const Error& e) {
+        EXPECT_NE(std::string(e.what()).find("2 libraries"), std::string::npos) << e.what();
+    }
+}
+
+TEST(PluginCatalog, WithTheNamesItNeedsTheSearchStopsWhereAllAreFound) {
+    const std::vector<PluginLocation> path{{test_plugin_dir("c_plugin"), "first", true},
+                                           {test_plugin_dir("broken"), "second", true}};
+    const auto needed = PluginCatalog::scan(path, {"example.argmax_acceptor"});
+    EXPECT_TRUE(needed.problems().empty());  // the broken libraries after it were never opened
+    EXPECT_EQ(needed.find("example.argmax_acceptor").origin, "first");
+    const auto missing = PluginCatalog::scan(path, {"example.argmax_acceptor", "no.such_plugin"});
+    EXPECT_EQ(missing.problems().size(), 6u);  // not all found: every place is searched
 }
 
 TEST(PluginCatalog, AnUnknownNameSuggestsTheClosestAndListsThePath) {

@@ -111,6 +111,12 @@ TEST(Sampling, NonFiniteLogitsAreErrors) {
     EXPECT_THROW(sampling_probabilities(settings(1.0, 0, 0.9), logits.data(), p.data(), 3), Error);
     logits = {-std::numeric_limits<float>::infinity(), -std::numeric_limits<float>::infinity()};
     EXPECT_THROW(sampling_probabilities(settings(1.0), logits.data(), p.data(), 2), Error);
+    // Greedy: every comparison with NaN is false, so NaN logits picked the
+    // first token (the reliability issue's finding 9: 0 s of audio, OK).
+    logits = {std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::quiet_NaN(), 1.0f};
+    EXPECT_THROW(sampling_probabilities(settings(0.0), logits.data(), p.data(), 3), Error);
+    logits = {0.0f, std::numeric_limits<float>::infinity(), 1.0f};
+    EXPECT_THROW(sampling_probabilities(settings(0.0), logits.data(), p.data(), 3), Error);
 }
 
 TEST(Sampling, InvalidSettingsAreErrors) {

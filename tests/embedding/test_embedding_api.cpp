@@ -5,6 +5,7 @@
 
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "cadenza/cadenza.h"
@@ -243,6 +244,88 @@ TEST(EmbeddingApi, GreedySpeculativeDecodingEqualsGreedyDecodingInFewerPasses) {
     EXPECT_EQ(chain_stats.draft_passes, chain_stats.steps);
     ASSERT_EQ(chain_stats.position_count, 4);
     for (int d = 1; d < 4; ++d) EXPECT_LE(chain_stats.acceptance_rate[d], 1.0);
+}
+
+// Threads (cadenza.h, "Threads"): a speculative pipeline has the most state
+// a second synthesis could trample (drafter, acceptor, KV cache, statistics).
+const std::string speculative_doubles = doubles_pipeline(drafter_table + "depth = 3\nbranching = 2\nnoise = 2.0\n"
+                                                         "[acceptor]\nplugin = \"example.argmax_acceptor\"\n");
+
+TEST(EmbeddingApi, PipelinesInSeveralThreadsGiveTheAudioOfSequentialRuns) {
+    constexpr int count = 3;
+    std::vector<Pipeline> pipelines;
+    std::vector<std::vector<float>> sequential;
+    for (int i = 0; i < count; ++i) {
+        pipelines.push_back(load(speculative_doubles));
+        ASSERT_TRUE(pipelines.back());
+        sequential.push_back(synthesize(pipelines.back().get(), "In parallel.", 20 + i));
+    }
+    std::vector<std::vector<float>> threaded(count);
+    std::vector<std::thread> threads;
+    for (int i = 0; i < count; ++i)
+        threads.emplace_back([&, i] {
+            for (int round = 0; round < 5; ++round) threaded[i] = synthesize(pipelines[i].get(), "In parallel.", 20 + i);
+        });
+    for (auto& thread : threads) thread.join();
+    for (int i = 0; i < count; ++i) EXPECT_EQ(threaded[i], sequential[i]) << "pipeline " << i;
+}
+
+TEST(EmbeddingApi, OnePipelineSharedByThreadsSynthesizesOneTextAtATime) {
+    Pipeline pipeline = load(speculative_doubles);
+    ASSERT_TRUE(pipeline);
+    constexpr int count = 4;
+    std::vector<std::vector<float>> sequential;
+    for (int i = 0; i < count; ++i) sequential.push_back(synthesize(pipeline.get(), "Shared handle.", 30 + i));
+    std::vector<int> mismatches(count, 0);
+    std::vector<std::thread> threads;
+    for (int i = 0; i < count; ++i)
+        threads.emplace_back([&, i] {
+            for (int round = 0; round < 100; ++round) {
+                if (synthesize(pipeline.get(), "Shared handle.", 30 + i) != sequential[i]) ++mismatches[i];
+                cdz_stats stats{};
+                stats.struct_size = sizeof(stats);
+                Status status(cdz_pipeline_get_stats(pipeline.get(), &stats));
+                EXPECT_EQ(status, nullptr) << message_of(status);
+            }
+        });
+    for (auto& thread : threads) thread.join();
+    for (int i = 0; i < count; ++i) EXPECT_EQ(mismatches[i], 0) << "thread " << i;
+}
+
+TEST(EmbeddingApi, ASynthesisFromInsideItsOwnCallbackIsBusyAndTheRunningOneIsUnharmed) {
+    Pipeline pipeline = load(speculative_doubles);
+    ASSERT_TRUE(pipeline);
+    const auto whole = synthesize(pipeline.get(), "Re-entry.", 9);
+    struct Inside {
+        cdz_pipeline* pipeline;
+        std::vector<float> samples;
+        std::vector<cdz_status_code> codes;
+        std::string message;
+    } inside{pipeline.get(), {}, {}, {}};
+    auto reenter = [](const float* samples, size_t count, uint32_t, void* user) -> int {
+        auto* in = static_cast<Inside*>(user);
+        in->samples.insert(in->samples.end(), samples, samples + count);
+        cdz_audio* audio = nullptr;
+        Status nested(cdz_pipeline_synthesize(in->pipeline, "Nested.", nullptr, &audio));
+        in->codes.push_back(cdz_status_get_code(nested.get()));
+        in->message = message_of(nested);
+        cdz_audio_free(audio);
+        cdz_stats stats{};
+        stats.struct_size = sizeof(stats);
+        Status during(cdz_pipeline_get_stats(in->pipeline, &stats));
+        in->codes.push_back(cdz_status_get_code(during.get()));
+        return 0;
+    };
+    cdz_synthesis_params params = cdz_synthesis_default_params();
+    params.use_seed = 1;
+    params.seed = 9;
+    Status status(cdz_pipeline_synthesize_stream(pipeline.get(), "Re-entry.", &params, reenter, &inside));
+    ASSERT_EQ(status, nullptr) << message_of(status);
+    EXPECT_EQ(inside.samples, whole);
+    ASSERT_FALSE(inside.codes.empty());
+    for (cdz_status_code code : inside.codes) EXPECT_EQ(code, CDZ_STATUS_BUSY);
+    EXPECT_NE(inside.message.find("inside a callback"), std::string::npos) << inside.message;
+    EXPECT_EQ(synthesize(pipeline.get(), "Re-entry.", 9), whole);
 }
 
 TEST(EmbeddingApi, ADrafterThatAsksForHiddenStatesGetsThem) {

@@ -12,6 +12,7 @@ const StatusCode = Object.freeze({
   CANCELLED: 7,
   OUT_OF_MEMORY: 8,
   INTERNAL: 9,
+  BUSY: 10,
 });
 
 const codeNames = Object.fromEntries(Object.entries(StatusCode).map(([name, code]) => [code, name]));

@@ -21,7 +21,7 @@ test('the package and the library come from the prefix', () => {
   assert.ok(fs.realpathSync(require.resolve('cadenza')).startsWith(realPrefix), require.resolve('cadenza'));
   const version = cadenza.version();
   assert.ok(fs.realpathSync(version.path).startsWith(realPrefix), version.path);
-  assert.deepEqual(version.abi, [0, 4]);
+  assert.deepEqual(version.abi, [0, 5]);
   assert.match(version.library, /^\d+\.\d+\.\d+$/);
 });
 

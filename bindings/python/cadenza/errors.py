@@ -17,6 +17,7 @@ class StatusCode(enum.IntEnum):
     CANCELLED = 7
     OUT_OF_MEMORY = 8
     INTERNAL = 9
+    BUSY = 10
 
 
 class CadenzaError(Exception):

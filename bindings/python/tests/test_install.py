@@ -24,7 +24,7 @@ class Installed(InstalledTestCase):
         self.assertTrue(str(Path(cadenza.__file__).resolve()).startswith(prefix), cadenza.__file__)
         version = cadenza.version()
         self.assertTrue(str(Path(version.path).resolve()).startswith(prefix), version.path)
-        self.assertEqual(version.abi, (0, 4))
+        self.assertEqual(version.abi, (0, 5))
         self.assertRegex(str(version), r"^\d+\.\d+\.\d+$")
 
     def test_cadenzas_own_plugins_are_found_in_the_prefix(self):
@@ -82,7 +82,7 @@ class Installed(InstalledTestCase):
     def test_the_module_runs_as_a_command(self):
         result = subprocess.run([sys.executable, "-m", "cadenza", "version"], capture_output=True, text=True, timeout=60)
         self.assertEqual(result.returncode, 0, result.stderr)
-        self.assertIn("embedding ABI 0.4", result.stdout)
+        self.assertIn("embedding ABI 0.5", result.stdout)
 
 
 if __name__ == "__main__":
