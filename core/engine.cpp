@@ -38,6 +38,41 @@ void check_decoded_audio(const ManagedTensor& audio, int64_t count, const std::s
 }
 
 constexpr DLDataType int32_type{kDLInt, 32, 1};
+// The text and audio ranges and the two special tokens must lie inside the
+// vocabulary and apart: an end token among the text ids, or a start token
+// that is also a code, decodes silently wrong.
+void check_token_layout(const cdz_backbone_info& b, const std::string& where) {
+    auto range = [](int64_t begin, int64_t count) { return std::to_string(begin) + ".." + std::to_string(begin + count - 1); };
+    auto fail = [&](const std::string& what) { throw Error(CDZ_STATUS_INVALID_CONFIG, where + ": " + what); };
+    auto inside = [](int64_t token, int64_t begin, int64_t count) { return token >= begin && token < begin + count; };
+    if (b.text_token_offset < 0 || b.text_token_count < 0 || b.text_token_offset + b.text_token_count > b.vocab_size)
+        fail("the text tokens " + range(b.text_token_offset, b.text_token_count) + " do not fit the vocabulary of " +
+             std::to_string(b.vocab_size));
+    if (b.audio_token_offset < 0 || b.audio_token_count <= 0 || b.audio_token_offset + b.audio_token_count > b.vocab_size)
+        fail("the audio tokens " + range(b.audio_token_offset, b.audio_token_count) + " do not fit the vocabulary of " +
+             std::to_string(b.vocab_size));
+    if (b.text_token_count > 0 && b.text_token_offset < b.audio_token_offset + b.audio_token_count &&
+        b.audio_token_offset < b.text_token_offset + b.text_token_count)
+        fail("the text tokens " + range(b.text_token_offset, b.text_token_count) + " and the audio tokens " +
+             range(b.audio_token_offset, b.audio_token_count) + " overlap");
+    const std::pair<const char*, int32_t> special[] = {{"audio_start_token", b.audio_start_token},
+                                                       {"end_token", b.end_token}};
+    for (const auto& [name, token] : special) {
+        if (token < 0) continue;
+        if (token >= b.vocab_size)
+            fail(std::string(name) + " " + std::to_string(token) + " is outside the vocabulary of " +
+                 std::to_string(b.vocab_size));
+        if (inside(token, b.audio_token_offset, b.audio_token_count))
+            fail(std::string(name) + " " + std::to_string(token) + " is one of the audio tokens " +
+                 range(b.audio_token_offset, b.audio_token_count));
+        if (inside(token, b.text_token_offset, b.text_token_count))
+            fail(std::string(name) + " " + std::to_string(token) + " is one of the text tokens " +
+                 range(b.text_token_offset, b.text_token_count));
+    }
+    if (b.audio_start_token >= 0 && b.audio_start_token == b.end_token)
+        fail("audio_start_token and end_token are both " + std::to_string(b.end_token));
+}
+
 // Frames decoded at once when streaming: 200 ms at 50 frames per second.
 constexpr size_t stream_chunk_frames = 10;
 
@@ -105,6 +140,7 @@ Engine::Engine(PipelineConfig config) : config_(std::move(config)), stages_(std:
             throw Error(CDZ_STATUS_INVALID_CONFIG, context(*s.backbone) +
                                                        ": phone_markers needs the text and audio token ranges to adjoin");
     }
+    if (s.backbone) check_token_layout(s.backbone_info, context(*s.backbone));
     if (config_.max_phone_seconds > 0 && !(s.backbone && s.backbone_info.phone_markers))
         throw Error(CDZ_STATUS_INVALID_CONFIG, config_.source + ": [sampling] max_phone_seconds needs a backbone "
                                                                 "with phone markers (backbone.llama's phone_markers)");

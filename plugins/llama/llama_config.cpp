@@ -2,6 +2,8 @@
 
 #include <fstream>
 #include <sstream>
+#include <type_traits>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -14,6 +16,16 @@ namespace {
 template <typename T>
 T required(const nlohmann::json& json, const char* key, const std::string& where) {
     if (!json.contains(key)) throw Error(CDZ_STATUS_INVALID_CONFIG, where + ": missing key '" + key + "'");
+    // nlohmann converts 256.5 to the integer 256 and true to 1.
+    if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+        if (!json.at(key).is_number_integer())
+            throw Error(CDZ_STATUS_INVALID_CONFIG, where + ": key '" + key + "' must be a whole number, not " +
+                                                       json.at(key).dump());
+    }
+    if constexpr (std::is_same_v<T, bool>) {
+        if (!json.at(key).is_boolean())
+            throw Error(CDZ_STATUS_INVALID_CONFIG, where + ": key '" + key + "' must be true or false");
+    }
     try {
         return json.at(key).get<T>();
     } catch (const nlohmann::json::exception&) {
@@ -46,6 +58,20 @@ LlamaConfig LlamaConfig::from_json(const nlohmann::json& json, const std::string
     c.tie_word_embeddings = optional<bool>(json, "tie_word_embeddings", false, where);
     c.attention_bias = optional<bool>(json, "attention_bias", false, where);
     const std::string model_type = optional<std::string>(json, "model_type", "llama", where);
+    if (model_type != "llama" && model_type != "qwen2")
+        throw Error(CDZ_STATUS_UNSUPPORTED, where + ": model_type '" + model_type +
+                                                "' is not supported (backbone.llama reads 'llama' and 'qwen2')");
+    if (json.contains("architectures") && !json.at("architectures").is_null()) {
+        const auto architectures = required<std::vector<std::string>>(json, "architectures", where);
+        for (const auto& architecture : architectures)
+            if (architecture != "LlamaForCausalLM" && architecture != "Qwen2ForCausalLM")
+                throw Error(CDZ_STATUS_UNSUPPORTED, where + ": architecture '" + architecture +
+                                                        "' is not supported (LlamaForCausalLM, Qwen2ForCausalLM)");
+    }
+    const std::string activation = optional<std::string>(json, "hidden_act", "silu", where);
+    if (activation != "silu")
+        throw Error(CDZ_STATUS_UNSUPPORTED, where + ": hidden_act '" + activation +
+                                                "' is not supported (LLaMA's MLP uses 'silu')");
     if (model_type == "qwen2" && !json.contains("attention_bias")) c.attention_bias = true;
     if (json.contains("rope_scaling") && !json.at("rope_scaling").is_null()) {
         const auto& scaling = json.at("rope_scaling");
@@ -77,6 +103,13 @@ LlamaConfig LlamaConfig::from_json(const nlohmann::json& json, const std::string
         throw Error(CDZ_STATUS_INVALID_CONFIG, where + ": num_attention_heads (" + std::to_string(c.num_attention_heads) +
                                                    ") is not a multiple of num_key_value_heads (" +
                                                    std::to_string(c.num_key_value_heads) + ")");
+    // Rotary tables are computed for every position up front.
+    constexpr int64_t max_positions_limit = 1 << 20;
+    if (c.max_position_embeddings <= 0 || c.max_position_embeddings > max_positions_limit)
+        throw Error(CDZ_STATUS_INVALID_CONFIG, where + ": max_position_embeddings " +
+                                                   std::to_string(c.max_position_embeddings) + " is not in 1.." +
+                                                   std::to_string(max_positions_limit) +
+                                                   " (the backbone's max_positions sets a shorter limit)");
     if (c.head_dim % 2 != 0) throw Error(CDZ_STATUS_INVALID_CONFIG, where + ": head_dim must be even for rotary embeddings");
     if (!(c.rms_norm_eps > 0) || !(c.rope_theta > 0))
         throw Error(CDZ_STATUS_INVALID_CONFIG, where + ": rms_norm_eps and rope_theta must be positive");

@@ -2,6 +2,8 @@
 
 #include <ATen/CPUGeneratorImpl.h>
 
+#include <cstdlib>
+
 #include "error.h"
 #include "safetensors.h"
 
@@ -89,6 +91,17 @@ LlamaWeights LlamaWeights::load(const std::filesystem::path& path, const LlamaCo
         l.up_proj = read(p + "mlp.up_proj.weight", {i, h});
         l.down_proj = read(p + "mlp.down_proj.weight", {h, i});
         w.layers.push_back(std::move(l));
+    }
+    // A checkpoint with more layers than its config says would run with
+    // some of them silently left out.
+    for (const auto& name : checkpoint.names()) {
+        if (name.rfind("model.layers.", 0) != 0) continue;
+        const int64_t layer = std::atoll(name.c_str() + std::string("model.layers.").size());
+        if (layer >= config.num_hidden_layers)
+            throw Error(CDZ_STATUS_INVALID_CONFIG, checkpoint.path().string() + ": tensor '" + name +
+                                                       "' belongs to layer " + std::to_string(layer) +
+                                                       ", but the config has num_hidden_layers = " +
+                                                       std::to_string(config.num_hidden_layers));
     }
     w.norm = read("model.norm.weight", {h});
     if (config.tie_word_embeddings) {

@@ -110,6 +110,19 @@ expect_error "NaN target weights, sampled" "backbone.llama: sampling: .*not fini
 expect_error "NaN target weights, greedy" "backbone.llama: sampling: .*not finite" \
   "$cadenza" synth -p "$work/nan-target-greedy.toml" -t "Hello there." -o "$work/x.wav"
 
+# Special tokens that collide with each other or with the token ranges
+# (accepted before, decoding silently wrong).
+sed -e "s|\"\.\./|\"$source_dir/|" "$pipeline" > "$work/tokens.toml"
+sed 's/^audio_start_token = .*/audio_start_token = 8251/' "$work/tokens.toml" > "$work/start-is-end.toml"
+expect_error "audio_start_token == end_token" "audio_start_token and end_token are both 8251" \
+  "$cadenza" synth -p "$work/start-is-end.toml" -t "Hi." -o "$work/x.wav"
+sed 's/^audio_start_token = .*/audio_start_token = 100/' "$work/tokens.toml" > "$work/start-in-audio.toml"
+expect_error "audio_start_token among the codes" "audio_start_token 100 is one of the audio tokens 58..8249" \
+  "$cadenza" synth -p "$work/start-in-audio.toml" -t "Hi." -o "$work/x.wav"
+sed 's/^end_token = .*/end_token = 5/' "$work/tokens.toml" > "$work/end-in-text.toml"
+expect_error "end_token among the text ids" "end_token 5 is one of the text tokens 0..57" \
+  "$cadenza" synth -p "$work/end-in-text.toml" -t "Hi." -o "$work/x.wav"
+
 # Foreign libraries on the plugin path: a directory of other programs'
 # libraries (gflags' constructor ended the process when dlopened), and a
 # library exporting cdz_plugin_entry as data (SIGSEGV in `cadenza plugins`).

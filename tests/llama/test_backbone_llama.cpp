@@ -208,6 +208,31 @@ TEST(BackboneLlama, MalformedCheckpointsAreErrorsNamingTheTensorOrKey) {
         std::ofstream(directory / "config.json") << text << " trailing";
         expect_load_error(directory, "config.json");
     }
+    // Configs accepted before (reliability issue, finding 11): another
+    // activation or architecture ran as LLaMA with SiLU, 256.5 became 256,
+    // a config with fewer layers than the checkpoint ran without the rest,
+    // and 2e7 positions allocated 12.9 GB of rotary tables.
+    {
+        const auto directory = base / "config-values";
+        test::write_tiny_checkpoint(directory, 10);
+        const nlohmann::json good = test::tiny_llasa_config().to_json();
+        const std::vector<std::pair<nlohmann::json, std::string>> cases{
+            {{{"hidden_act", "gelu"}}, "hidden_act 'gelu'"},
+            {{{"hidden_act", "bogus"}}, "hidden_act 'bogus'"},
+            {{{"model_type", "gpt2"}}, "model_type 'gpt2'"},
+            {{{"architectures", {"GPT2LMHeadModel"}}}, "architecture 'GPT2LMHeadModel'"},
+            {{{"hidden_size", 256.5}}, "'hidden_size' must be a whole number"},
+            {{{"tie_word_embeddings", 1}}, "'tie_word_embeddings' must be true or false"},
+            {{{"max_position_embeddings", 20000000}}, "max_position_embeddings 20000000"},
+            {{{"num_hidden_layers", good["num_hidden_layers"].get<int>() - 1}}, "belongs to layer"},
+        };
+        for (const auto& [change, fragment] : cases) {
+            nlohmann::json config = good;
+            config.update(change);
+            std::ofstream(directory / "config.json") << config.dump();
+            expect_load_error(directory, fragment);
+        }
+    }
     // A truncated file.
     {
         const auto directory = base / "truncated";
