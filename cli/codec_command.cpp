@@ -6,6 +6,7 @@
 #include <vector>
 #include <fstream>
 #include <iostream>
+#include <limits>
 #include <memory>
 
 #include <nlohmann/json.hpp>
@@ -105,7 +106,12 @@ Engine::Codes read_codes(const std::string& path) {
     Engine::Codes codes;
     codes.codebooks = info.shape[0];
     codes.frames = info.shape[1];
-    for (int64_t value : file.read_i64("codes")) codes.values.push_back(static_cast<int32_t>(value));
+    for (int64_t value : file.read_i64("codes")) {
+        if (value < std::numeric_limits<int32_t>::min() || value > std::numeric_limits<int32_t>::max())
+            throw Error(CDZ_STATUS_INVALID_ARGUMENT, file.where("codes") + ": value " + std::to_string(value) +
+                                                         " is not a code (was truncated to 32 bits before)");
+        codes.values.push_back(static_cast<int32_t>(value));
+    }
     return codes;
 }
 

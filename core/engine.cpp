@@ -73,6 +73,12 @@ void check_token_layout(const cdz_backbone_info& b, const std::string& where) {
         fail("audio_start_token and end_token are both " + std::to_string(b.end_token));
 }
 
+// decode_audio: longer code sequences are decoded through the codec's stream,
+// in pieces; beyond an hour they are refused.
+constexpr int64_t whole_decode_frames = 3000;
+constexpr int64_t long_decode_chunk_frames = 500;
+constexpr double max_decoded_seconds = 3600.0;
+
 // Frames decoded at once when streaming: 200 ms at 50 frames per second.
 constexpr size_t stream_chunk_frames = 10;
 
@@ -209,13 +215,51 @@ std::vector<float> Engine::decode_audio(const Codes& codes) {
     if (!s.codec) throw Error(CDZ_STATUS_INVALID_CONFIG, config_.source + ": no [codec]");
     if (codes.values.size() != static_cast<size_t>(codes.codebooks * codes.frames))
         throw Error(CDZ_STATUS_INVALID_ARGUMENT, "codes: the values do not fill [codebooks, frames]");
+    const cdz_codec_info& info = s.codec_info;
+    if (codes.codebooks != static_cast<int64_t>(info.codebook_count))
+        throw Error(CDZ_STATUS_INVALID_ARGUMENT, "codes: " + std::to_string(codes.codebooks) + " codebooks, but codec '" +
+                                                     s.codec->name() + "' has " + std::to_string(info.codebook_count));
+    for (size_t i = 0; i < codes.values.size(); ++i)
+        if (codes.values[i] < 0 || static_cast<uint32_t>(codes.values[i]) >= info.codebook_size)
+            throw Error(CDZ_STATUS_INVALID_ARGUMENT, "codes: value " + std::to_string(codes.values[i]) + " at frame " +
+                                                         std::to_string(static_cast<int64_t>(i) % std::max<int64_t>(codes.frames, 1)) +
+                                                         " is not a code of codec '" + s.codec->name() + "' (0.." +
+                                                         std::to_string(info.codebook_size - 1) + ")");
+    const double seconds = static_cast<double>(codes.frames) / info.frame_rate;
+    if (seconds > max_decoded_seconds)
+        throw Error(CDZ_STATUS_INVALID_ARGUMENT, "codes: " + std::to_string(codes.frames) + " frames are " +
+                                                     std::to_string(static_cast<int64_t>(seconds)) +
+                                                     " s of audio; at most " +
+                                                     std::to_string(static_cast<int64_t>(max_decoded_seconds)) +
+                                                     " s are decoded at once");
     const auto& codec = s.codec->vtable<cdz_codec_vtable>();
-    TensorView view(codes.values.data(), int32_type, {codes.codebooks, codes.frames});
-    ManagedTensor decoded;
-    throw_if_error(codec.decode(s.codec->context(), view.get(), decoded.out()), s.codec->name() + ": decode");
-    const auto shape = decoded.expect(kDLFloat, 32, 1, s.codec->name() + ": audio");
-    check_decoded_audio(decoded, shape[0], s.codec->name() + ": decode");
-    return std::vector<float>(decoded.data<float>(), decoded.data<float>() + shape[0]);
+    if (!info.can_stream || codes.codebooks != 1 || codes.frames <= whole_decode_frames) {
+        TensorView view(codes.values.data(), int32_type, {codes.codebooks, codes.frames});
+        ManagedTensor decoded;
+        throw_if_error(codec.decode(s.codec->context(), view.get(), decoded.out()), s.codec->name() + ": decode");
+        const auto shape = decoded.expect(kDLFloat, 32, 1, s.codec->name() + ": audio");
+        check_decoded_audio(decoded, shape[0], s.codec->name() + ": decode");
+        return std::vector<float>(decoded.data<float>(), decoded.data<float>() + shape[0]);
+    }
+    // Long sequences go through the codec's stream in bounded pieces: whole
+    // decoding's memory and time grew faster than the frames (500,000 frames
+    // passed 10 GB).
+    void* stream = nullptr;
+    throw_if_error(codec.stream_create(s.codec->context(), &stream), s.codec->name() + ": stream_create");
+    PluginSession stream_guard(stream, codec.stream_destroy);
+    std::vector<float> audio;
+    for (int64_t begin = 0; begin < codes.frames; begin += long_decode_chunk_frames) {
+        const int64_t count = std::min(long_decode_chunk_frames, codes.frames - begin);
+        const bool last = begin + count == codes.frames;
+        TensorView view(codes.values.data() + begin, int32_type, {1, count});
+        ManagedTensor piece;
+        throw_if_error(codec.stream_decode(stream, view.get(), last ? 1 : 0, piece.out()),
+                       s.codec->name() + ": stream_decode");
+        const auto shape = piece.expect(kDLFloat, 32, 1, s.codec->name() + ": audio");
+        check_decoded_audio(piece, shape[0], s.codec->name() + ": stream_decode");
+        audio.insert(audio.end(), piece.data<float>(), piece.data<float>() + shape[0]);
+    }
+    return audio;
 }
 
 std::vector<int32_t> Engine::voice_prompt_tokens(const std::vector<float>& samples, int sample_rate) {

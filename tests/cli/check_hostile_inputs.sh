@@ -134,6 +134,32 @@ else
   echo "FAIL plugin_paths with a system library directory: $output" | head -5 | cut -c1-300
   failures=$((failures + 1))
 fi
+# Codes files: a value past 32 bits (truncated and decoded before), and
+# 500,000 frames (10,000 s: past 10 GB before); 5,000 frames (100 s) decode
+# in pieces through the codec's stream, within the 4 GiB bound.
+write_codes() {  # write_codes FILE FRAMES VALUE
+  /usr/bin/python3 - "$@" <<'PY'
+import json, struct, sys
+path, frames, value = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+header = json.dumps({'codes': {'dtype': 'I64', 'shape': [1, frames], 'data_offsets': [0, 8 * frames]}}).encode()
+header += b' ' * ((8 - len(header) % 8) % 8)
+open(path, 'wb').write(struct.pack('<Q', len(header)) + header + struct.pack('<q', value) * frames)
+PY
+}
+write_codes "$work/huge-value.safetensors" 10 $((1 << 40))
+expect_error "a code of 2^40" "huge-value.safetensors.*value 1099511627776 is not a code" \
+  "$cadenza" codec decode -p "$pipeline" -o "$work/x.wav" "$work/huge-value.safetensors"
+write_codes "$work/long.safetensors" 500000 7
+expect_error "500,000 frames of codes" "at most 3600 s are decoded at once" \
+  "$cadenza" codec decode -p "$pipeline" -o "$work/x.wav" "$work/long.safetensors"
+write_codes "$work/minutes.safetensors" 5000 7
+if output=$( (ulimit -d 4194304; timeout 120 "$cadenza" codec decode -p "$pipeline" -o "$work/x.wav" "$work/minutes.safetensors") 2>&1); then
+  echo "ok   5,000 frames of codes decode in pieces"
+else
+  echo "FAIL 5,000 frames of codes: $output" | head -5 | cut -c1-300
+  failures=$((failures + 1))
+fi
+
 # pocketsphinx settings that aborted or crashed it.
 for setting in lw=0 lw=abc maxwpf=0 ds=0; do
   expect_error "transcribe $setting" "decoder setting" "$cadenza" transcribe --decoder-setting "$setting" "$work/target.wav"
