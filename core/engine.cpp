@@ -13,6 +13,7 @@
 #include "host_api.h"
 #include "managed_tensor.h"
 #include "random_stream.h"
+#include "text_to_speak.h"
 #include "resampler.h"
 #include "wav_file.h"
 #include "sampling.h"
@@ -293,6 +294,8 @@ std::vector<float> Engine::synthesize(const SynthesisRequest& request) {
 
     if (!std::isfinite(request.max_audio_seconds) || request.max_audio_seconds < 0)
         throw Error(CDZ_STATUS_INVALID_ARGUMENT, "max_audio_seconds must be a finite number >= 0 (0: the pipeline's)");
+
+    check_text_to_speak(request.text, s.backbone_info.max_sequence_length);
 
     stats_ = DecodingStats{};
     ScopedTimer wall(stats_.wall_seconds);

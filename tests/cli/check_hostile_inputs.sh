@@ -134,6 +134,14 @@ else
   echo "FAIL plugin_paths with a system library directory: $output" | head -5 | cut -c1-300
   failures=$((failures + 1))
 fi
+# Text with nothing to say (half a second of babble, exit 0, before) and
+# text far past what the backbone holds (24 s in the frontend before).
+expect_error "empty text" "the text is empty" "$cadenza" synth -p "$pipeline" -t "" -o "$work/x.wav"
+expect_error "punctuation-only text" "no letter or digit" "$cadenza" synth -p "$pipeline" -t "?! ..." -o "$work/x.wav"
+expect_error "emoji-only text" "no letter or digit" "$cadenza" synth -p "$pipeline" -t "😀🎉" -o "$work/x.wav"
+expect_error "100,000 characters" "the text is 100000 bytes" \
+  "$cadenza" synth -p "$pipeline" -t "$(head -c 100000 /dev/zero | tr '\0' 'a')" -o "$work/x.wav"
+
 # Codes files: a value past 32 bits (truncated and decoded before), and
 # 500,000 frames (10,000 s: past 10 GB before); 5,000 frames (100 s) decode
 # in pieces through the codec's stream, within the 4 GiB bound.
