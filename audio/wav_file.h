@@ -1,9 +1,15 @@
 #pragma once
 // Mono float audio read from and written to sound files through libsndfile.
+#include <stdexcept>
 #include <string>
 #include <vector>
 
 namespace cadenza::audio {
+
+// A sound file that cannot be read or written: the user's file, not a bug.
+struct AudioFileError : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
 
 struct Waveform {
     std::vector<float> samples;  // mono, nominally in [-1, 1]
@@ -15,7 +21,7 @@ struct Waveform {
 };
 
 // Reads any format libsndfile knows; several channels are averaged to mono.
-// Throws std::runtime_error naming the path and libsndfile's reason.
+// Throws AudioFileError naming the path and libsndfile's reason.
 Waveform read_waveform(const std::string& path);
 
 // Writes 16-bit PCM WAV (samples clipped to [-1, 1]); the file appears whole

@@ -1,11 +1,13 @@
 #include "diagnostic.h"
 
+#include "printable_text.h"
+
 namespace cadenza {
 
 std::string Diagnostic::to_string() const {
     std::string text = file;
     if (line > 0) text += ":" + std::to_string(line) + ":" + std::to_string(column);
-    return text + ": " + message;
+    return printable_text(text + ": " + message);
 }
 
 std::string format_diagnostics(const std::vector<Diagnostic>& diagnostics) {

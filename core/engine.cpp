@@ -355,11 +355,16 @@ std::vector<float> Engine::synthesize(const SynthesisRequest& request) {
     const int64_t capacity = static_cast<int64_t>(sequence.size() + max_tokens) + s.drafter_info.max_nodes + 2;
     if (info.max_sequence_length > 0 && capacity > info.max_sequence_length)
         throw Error(CDZ_STATUS_INVALID_ARGUMENT,
-                    "the prompt (" + std::to_string(sequence.size()) + " tokens) and " + std::to_string(max_frames) +
-                        " audio frames" +
-                        (max_markers ? " and " + std::to_string(max_markers) + " phone markers" : std::string()) +
-                        " exceed the backbone's " + std::to_string(info.max_sequence_length) +
-                        " positions; shorten the text or max_audio_seconds");
+                    "the text (" + std::to_string(sequence.size() - prompt_tokens.size()) + " tokens)" +
+                        (prompt_tokens.empty() ? std::string()
+                                               : ", the voice prompt (" + std::to_string(prompt_tokens.size()) + " frames)") +
+                        ", " + std::to_string(max_frames) + " audio frames" +
+                        (max_markers ? ", " + std::to_string(max_markers) + " phone markers" : std::string()) +
+                        (s.drafter_info.max_nodes ? ", the draft tree (" + std::to_string(s.drafter_info.max_nodes) + " nodes)"
+                                                  : std::string()) +
+                        " and 2 spare need " + std::to_string(capacity) + " positions, more than the backbone's " +
+                        std::to_string(info.max_sequence_length) +
+                        "; shorten the text, the voice prompt or max_audio_seconds");
 
     const cdz_sampling sampling = restrict_sampling_to_audio(config_.sampling, info);
     PhoneMarkerRule markers{std::move(phone_sequence),

@@ -11,6 +11,7 @@
 #include "error.h"
 #include "install_layout.h"
 #include "plugin_library.h"
+#include "printable_text.h"
 #include "shared_object_symbols.h"
 #include "spelling_suggestion.h"
 
@@ -130,7 +131,7 @@ const CatalogEntry& PluginCatalog::find(const std::string& name) const {
 
     std::vector<std::string> names;
     for (const auto& entry : entries_) names.push_back(entry.descriptor->name);
-    std::string message = "no plugin named '" + name + "'" + did_you_mean(name, names) + "; searched:";
+    std::string message = "no plugin named '" + printable_text(name) + "'" + did_you_mean(name, names) + "; searched:";
     for (const auto& location : search_path_) message += " " + location.path.string() + " (" + location.origin + ")";
     for (const auto& problem : problems_) message += "; also: " + problem;
     if (!skipped_.empty()) {

@@ -2,6 +2,8 @@
 
 #include <memory>
 
+#include "printable_text.h"
+
 namespace cadenza {
 namespace {
 cdz_status out_of_memory_status{CDZ_STATUS_OUT_OF_MEMORY, "out of memory"};
@@ -9,7 +11,7 @@ cdz_status out_of_memory_status{CDZ_STATUS_OUT_OF_MEMORY, "out of memory"};
 
 cdz_status* status_create(cdz_status_code code, const char* message) noexcept {
     try {
-        return new cdz_status{code, message ? message : ""};
+        return new cdz_status{code, message ? printable_text(message) : std::string()};
     } catch (...) {
         return &out_of_memory_status;
     }

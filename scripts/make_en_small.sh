@@ -183,8 +183,8 @@ TOML
       # with code-digit output heads (93 logits for a code's 5 digits, the
       # non-code tokens and "a code", instead of 8,252; docs/drafts.md): SSD's
       # shallow draft (the target's layers 0 and 5, both trained, distilled
-      # from the target with weight 0.5) in two phases (1,000 steps, then a
-      # second 600-step schedule from there with new batches on the same
+      # from the target with weight 0.5) in three phases (1,000 steps, then
+      # two 600-step schedules from there, each with new batches on the same
       # held-out split), 8 MTP heads (the 4-head pipeline uses the first 4)
       # and 4 MEDUSA heads, both with the target's own distribution as a soft
       # label with weight 0.5 (it beat the corpus's codes alone at step 200:
@@ -204,6 +204,9 @@ TOML
       run train draft --target "$models/target" --layers 0,5 --train-layers 0,1 --output "$work/draft-digits-2" \
         --init-from "$work/draft-digits" "${digits[@]}" --steps 600 --lr 5e-4 --seed 2 --split-seed 1 --threads 1 \
         "${common[@]}" $(resumable "$work/draft-digits-2/training_state.safetensors")
+      run train draft --target "$models/target" --layers 0,5 --train-layers 0,1 --output "$work/draft-digits-3" \
+        --init-from "$work/draft-digits-2" "${digits[@]}" --steps 600 --lr 3e-4 --seed 3 --split-seed 1 --threads 1 \
+        "${common[@]}" $(resumable "$work/draft-digits-3/training_state.safetensors")
       mtp=(--target "$models/target" --heads 8 --output "$work/mtp8-digits.safetensors" "${digits[@]}"
            --distill-weight 0.5 --lr 1e-3 --seed 1 "${common[@]}")
       if [ ! -f "$work/mtp8-digits.phase1.done" ]; then
@@ -216,7 +219,7 @@ TOML
         --distill-weight 0.5 --lr 1e-3 --seed 1 --steps 1000 --threads 1 "${common[@]}" \
         $(resumable "$work/medusa4-digits.training_state.safetensors")
       mkdir -p "$models/draft"
-      cp "$work/draft-digits-2/config.json" "$work/draft-digits-2/model.safetensors" "$models/draft/"
+      cp "$work/draft-digits-3/config.json" "$work/draft-digits-3/model.safetensors" "$models/draft/"
       cp "$work/mtp8-digits.safetensors" "$models/mtp8.safetensors"
       cp "$work/medusa4-digits.safetensors" "$models/medusa4.safetensors"
       ;;

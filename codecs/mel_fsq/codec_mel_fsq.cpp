@@ -13,6 +13,7 @@
 #include "mel_fsq_codec.h"
 #include "mel_stream_decoder.h"
 #include "thread_policy.h"
+#include "torch_device.h"
 
 namespace {
 
@@ -89,7 +90,7 @@ std::unique_ptr<codec_plugin::MonoCodec> make_codec(const cdz_instance_args& arg
     stream.griffin_lim.momentum = p.number("griffin_lim_momentum");
     stream.griffin_lim.power = p.number("griffin_lim_power");
     stream.chunk_frames = p.integer("stream_chunk_frames");
-    const at::Device device(args.device ? std::string(args.device) : std::string("cpu"));
+    const at::Device device = torch_device(args.device && *args.device ? args.device : "cpu");
     try {
         return std::make_unique<MelMonoCodec>(MelFsqCodec::load(p.string("model"), device), stream);
     } catch (const std::runtime_error& error) {

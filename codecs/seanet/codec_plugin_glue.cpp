@@ -18,6 +18,7 @@
 #include <c10/util/Exception.h>
 
 #include "error.h"
+#include "torch_device.h"
 
 namespace cadenza::codec_plugin {
 
@@ -165,15 +166,7 @@ double Params::number(const char* key) const {
 c10::Device device_of(const cdz_instance_args& args, const Params& params) {
     std::string name = params.string("device");
     if (name.empty()) name = args.device && *args.device ? args.device : "cpu";
-    std::optional<c10::Device> device;
-    try {
-        device.emplace(name);
-    } catch (const c10::Error&) {
-        throw Error(CDZ_STATUS_INVALID_CONFIG, "device '" + name + "' is not a device (cpu, cuda, cuda:N)");
-    }
-    if (device->is_cuda() && !at::hasCUDA())
-        throw Error(CDZ_STATUS_UNSUPPORTED, "device '" + name + "': this LibTorch has no CUDA support");
-    return *device;
+    return torch_device(name);
 }
 
 void apply_threads(int64_t threads) {

@@ -74,6 +74,7 @@
 #include "llama_model.h"
 #include "rotary_embedding.h"
 #include "safetensors.h"
+#include "torch_device.h"
 
 namespace {
 
@@ -232,7 +233,7 @@ cdz_status* create(const cdz_instance_args* args, void** out_ctx) {
         drafts::apply_threads(drafts::param_int(args->params, "threads"));
         const std::filesystem::path config_path =
             (std::filesystem::is_directory(model) ? model : model.parent_path()) / "config.json";
-        const at::Device device(args->device ? std::string(args->device) : std::string("cpu"));
+        const at::Device device = cadenza::torch_device(args->device && *args->device ? args->device : "cpu");
         const LlamaConfig config = LlamaConfig::from_file(config_path);
         c10::InferenceMode inference;
         drafter->model = std::make_unique<LlamaModel>(LlamaWeights::load(model, config, device),

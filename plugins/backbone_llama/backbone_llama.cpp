@@ -19,6 +19,7 @@
 #include "kv_cache.h"
 #include "llama_model.h"
 #include "thread_policy.h"
+#include "torch_device.h"
 
 namespace {
 
@@ -70,6 +71,9 @@ cdz_status* guarded(Body&& body) noexcept {
         return nullptr;
     } catch (const std::bad_alloc&) {
         return host->status_create(CDZ_STATUS_OUT_OF_MEMORY, "backbone.llama: out of memory");
+    } catch (const c10::Error& e) {  // what() carries LibTorch's whole backtrace
+        const std::string message = std::string(plugin_name) + ": LibTorch: " + e.what_without_backtrace();
+        return host->status_create(CDZ_STATUS_INTERNAL, message.c_str());
     } catch (const std::exception& e) {
         return status_of(e, CDZ_STATUS_INTERNAL);
     } catch (...) {
@@ -112,7 +116,7 @@ cdz_status* create(const cdz_instance_args* args, void** out_ctx) {
         if (config_path.empty())
             config_path = (std::filesystem::is_directory(checkpoint) ? checkpoint : checkpoint.parent_path()) / "config.json";
         apply_thread_policy(static_cast<int>(get_int(args->params, "threads")));
-        const at::Device device(args->device ? std::string(args->device) : std::string("cpu"));
+        const at::Device device = cadenza::torch_device(args->device && *args->device ? args->device : "cpu");
         const LlamaConfig config = LlamaConfig::from_file(config_path);
         c10::InferenceMode inference;
         LlamaWeights weights = LlamaWeights::load(checkpoint, config, device);

@@ -142,6 +142,32 @@ expect_error "emoji-only text" "no letter or digit" "$cadenza" synth -p "$pipeli
 expect_error "100,000 characters" "the text is 100000 bytes" \
   "$cadenza" synth -p "$pipeline" -t "$(head -c 100000 /dev/zero | tr '\0' 'a')" -o "$work/x.wav"
 
+# Messages that quote the input: a NUL cut them short, an 800 KB key was
+# echoed whole.
+printf '[pipeline]\nname = "nul"\n[frontend]\nplugin = "frontend\\u0000.flite"\n' > "$work/nul.toml"
+expect_error "a NUL in a plugin name" 'frontend\\x00\.flite' "$cadenza" validate "$work/nul.toml"
+{ printf '[pipeline]\nname = "long"\n'; head -c 800000 /dev/zero | tr '\0' 'k'; printf ' = 1\n'; } > "$work/long-key.toml"
+expect_error "an 800 KB key" "more bytes)" "$cadenza" validate "$work/long-key.toml"
+if [ "$( (timeout 60 "$cadenza" validate "$work/long-key.toml") 2>&1 | wc -c)" -gt 10000 ]; then
+  echo "FAIL an 800 KB key: the message is longer than 10,000 bytes"
+  failures=$((failures + 1))
+fi
+
+# A CUDA device without CUDA: 74 lines of LibTorch's dispatcher list before.
+sed -e 's/^device = .*/device = "cuda:0"/' -e "s|\"\.\./|\"$source_dir/|" "$pipeline" > "$work/cuda.toml"
+expect_error "device cuda:0 without CUDA" "device 'cuda:0': this LibTorch has no CUDA support" \
+  "$cadenza" synth -p "$work/cuda.toml" -t "Hi." -o "$work/x.wav"
+if [ "$( (timeout 60 "$cadenza" synth -p "$work/cuda.toml" -t "Hi." -o "$work/x.wav") 2>&1 | wc -l)" -gt 2 ]; then
+  echo "FAIL device cuda:0 without CUDA: more than two lines"
+  failures=$((failures + 1))
+fi
+# User errors exit 1, not the 2 of an internal error.
+echo "not audio" > "$work/not-audio.wav"
+expect_error "a --voice that is not audio" "not-audio.wav: cannot read audio" \
+  "$cadenza" synth -p "$pipeline" -t "Hi." -o "$work/x.wav" --voice "$work/not-audio.wav"
+expect_error "codes that are not safetensors" "not-audio.wav: header length" \
+  "$cadenza" codec decode -p "$pipeline" -o "$work/x.wav" "$work/not-audio.wav"
+
 # Codes files: a value past 32 bits (truncated and decoded before), and
 # 500,000 frames (10,000 s: past 10 GB before); 5,000 frames (100 s) decode
 # in pieces through the codec's stream, within the 4 GiB bound.
