@@ -18,6 +18,7 @@ packages=(
   gnuplot-nox                                # benchmark plots
   python3 python3-numpy nodejs               # the Python and Node bindings (koffi comes from npm)
   dpkg-dev file                              # dpkg-shlibdeps and file, for the .deb's Depends (cpack)
+  clang libclang-rt-14-dev                   # the libFuzzer targets and their sanitizers (scripts/fuzz.sh)
 )
 
 missing=()

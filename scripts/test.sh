@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Sets everything up, then runs the whole test suite.
+# Sets everything up, then runs the whole test suite, then replays the fuzz
+# targets' seed corpora and fuzzes each briefly (scripts/fuzz.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
-cd build
-ctest --output-on-failure -j "$(nproc)" --timeout 600
+(cd build && ctest --output-on-failure -j "$(nproc)" --timeout 600)
+scripts/fuzz.sh "${CADENZA_FUZZ_SECONDS:-20}"

@@ -356,6 +356,7 @@ const uint8_t* File::data(const TensorInfo& tensor) const { return data_section_
 namespace {
 
 void convert_to_f32(const File& file, const TensorInfo& tensor, uint64_t first, uint64_t count, float* out) {
+    if (count == 0) return;  // `out` may be null (an empty vector's data), which memcpy must not get
     const uint8_t* p = file.data(tensor) + first * dtype_size(tensor.dtype);
     switch (tensor.dtype) {
         case DType::F32: std::memcpy(out, p, count * sizeof(float)); return;
