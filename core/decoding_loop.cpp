@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 #include <limits>
 #include <numeric>
 
@@ -263,8 +265,29 @@ const cdz_token_tree* DecodingLoop::propose() {
                         stages_.drafter->name() + ": draft probabilities are [" + std::to_string(shape[0]) + ", " +
                             std::to_string(shape[1]) + "] but the tree has " + std::to_string(draft_.tree.node_count) +
                             " nodes over the backbone's " + std::to_string(vocab_) + " tokens (do draft and target agree?)");
+        check_finite_rows(draft_probabilities_.data<float>(), draft_.tree.node_count);
     }
     return draft_.tree.node_count > 0 ? &draft_.tree : nullptr;
+}
+
+// A NaN or infinite draft probability makes every acceptance test false (or
+// true) without a word: an error naming the drafter instead. The exponent
+// bits are tested as integers, which the compiler vectorizes (a float sum
+// would be one dependent add per entry: ~8 us per row of 8,252).
+void DecodingLoop::check_finite_rows(const float* rows, int64_t count) const {
+    constexpr uint32_t exponent = 0x7f800000u;
+    for (int64_t r = 0; r < count; ++r) {
+        const float* row = rows + r * vocab_;
+        uint32_t non_finite = 0;
+        for (int64_t i = 0; i < vocab_; ++i) {
+            uint32_t bits;
+            std::memcpy(&bits, row + i, sizeof(bits));
+            non_finite |= static_cast<uint32_t>((bits & exponent) == exponent);
+        }
+        if (non_finite)
+            throw Error(CDZ_STATUS_INVALID_ARGUMENT, stages_.drafter->name() + ": the draft probabilities of node " +
+                                                         std::to_string(r) + " are not finite numbers (NaN or infinity)");
+    }
 }
 
 const float* DecodingLoop::target_probabilities(size_t rows) {

@@ -72,6 +72,7 @@ private:
     const cdz_token_tree* propose();
     // The sampling distribution of the first `rows` rows of logits_.
     const float* target_probabilities(size_t rows);
+    void check_finite_rows(const float* rows, int64_t count) const;
 
     EngineStages& stages_;
     const cdz_backbone_vtable& backbone_;

@@ -5,6 +5,7 @@
 // per node, each node's children drawn i.i.d. from the distribution after it.
 #include <cmath>
 #include <exception>
+#include <limits>
 #include <memory>
 #include <new>
 #include <string>
@@ -33,12 +34,14 @@ const cdz_param_spec params[] = {
     {"phone_markers", CDZ_PARAM_BOOL, "false", 0, 0, 0, nullptr, "as the backbone's: its vocabulary layout"},
     {"weight_megabytes", CDZ_PARAM_FLOAT, "0.0", 1, 0, 4096, nullptr,
      "weights streamed per draft level, to cost like a small model (benchmarks)"},
+    {"nan_probabilities", CDZ_PARAM_BOOL, "false", 0, 0, 0, nullptr,
+     "the last node's distribution holds a NaN, as a broken drafter's would"},
 };
 
 struct Drafter {
     cadenza::test::MarkovLayout layout;
     int64_t end_after, depth, branching, hidden_size;
-    bool needs_hidden;
+    bool needs_hidden, nan_probabilities;
     std::vector<float> table;
     cdz_rng* rng;
     std::unique_ptr<cadenza::test::SimulatedWeights> weights;
@@ -59,7 +62,7 @@ cdz_status* create(const cdz_instance_args* args, void** out_ctx) {
         auto* d = new Drafter{};
         double sharpness = 0, noise = 0, weight_megabytes = 0;
         int64_t seed = 0;
-        int needs_hidden = 0, phone_markers = 0;
+        int needs_hidden = 0, phone_markers = 0, nan_probabilities = 0;
         cdz_status* status = nullptr;
         if ((status = host->params_get_int(args->params, "text_tokens", &d->layout.text_tokens)) ||
             (status = host->params_get_int(args->params, "audio_tokens", &d->layout.audio_tokens)) ||
@@ -72,11 +75,13 @@ cdz_status* create(const cdz_instance_args* args, void** out_ctx) {
             (status = host->params_get_bool(args->params, "needs_hidden", &needs_hidden)) ||
             (status = host->params_get_int(args->params, "hidden_size", &d->hidden_size)) ||
             (status = host->params_get_bool(args->params, "phone_markers", &phone_markers)) ||
-            (status = host->params_get_float(args->params, "weight_megabytes", &weight_megabytes))) {
+            (status = host->params_get_float(args->params, "weight_megabytes", &weight_megabytes)) ||
+            (status = host->params_get_bool(args->params, "nan_probabilities", &nan_probabilities))) {
             delete d;
             return status;
         }
         d->needs_hidden = needs_hidden != 0;
+        d->nan_probabilities = nan_probabilities != 0;
         d->layout.audio_after_text = phone_markers != 0;
         d->table = cadenza::test::markov_table(d->layout, sharpness, seed, noise);
         d->rng = args->rng;
@@ -168,6 +173,7 @@ cdz_status* propose(void* raw, const cdz_draft_input* in, cdz_draft_output* out)
             frontier.swap(next);
             frontier_audio.swap(next_audio);
         }
+        if (d.nan_probabilities) q[(s->tokens.size() - 1) * vocab] = std::numeric_limits<float>::quiet_NaN();
         out->tree.struct_size = sizeof(cdz_token_tree);
         out->tree.node_count = static_cast<int32_t>(s->tokens.size());
         out->tree.tokens_per_node = 1;

@@ -328,6 +328,20 @@ TEST(EmbeddingApi, ASynthesisFromInsideItsOwnCallbackIsBusyAndTheRunningOneIsUnh
     EXPECT_EQ(synthesize(pipeline.get(), "Re-entry.", 9), whole);
 }
 
+TEST(EmbeddingApi, NonFiniteDraftProbabilitiesAreAnErrorNamingTheDrafter) {
+    Pipeline pipeline = load(doubles_pipeline(drafter_table + "nan_probabilities = true\n"
+                                              "[acceptor]\nplugin = \"example.argmax_acceptor\"\n"));
+    ASSERT_TRUE(pipeline);
+    cdz_audio* audio = nullptr;
+    Status status(cdz_pipeline_synthesize(pipeline.get(), "Broken draft.", nullptr, &audio));
+    ASSERT_NE(status, nullptr);
+    EXPECT_EQ(audio, nullptr);
+    EXPECT_EQ(cdz_status_get_code(status.get()), CDZ_STATUS_INVALID_ARGUMENT);
+    EXPECT_NE(message_of(status).find("test.markov_drafter: the draft probabilities of node 2 are not finite"),
+              std::string::npos)
+        << message_of(status);
+}
+
 TEST(EmbeddingApi, ADrafterThatAsksForHiddenStatesGetsThem) {
     Pipeline pipeline = load(doubles_pipeline(drafter_table + "needs_hidden = true\n"
                                               "[acceptor]\nplugin = \"example.argmax_acceptor\"\n"));
