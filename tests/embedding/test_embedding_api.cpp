@@ -46,6 +46,16 @@ Pipeline load(const std::string& text) {
     return Pipeline(pipeline);
 }
 
+// A synthesis that must fail: no audio, `code`, and `fragment` in the message.
+void expect_synthesis_error(cdz_pipeline* pipeline, cdz_status_code code, const std::string& fragment) {
+    cdz_audio* audio = nullptr;
+    Status status(cdz_pipeline_synthesize(pipeline, "Some text.", nullptr, &audio));
+    ASSERT_NE(status, nullptr);
+    EXPECT_EQ(audio, nullptr);
+    EXPECT_EQ(cdz_status_get_code(status.get()), code);
+    EXPECT_NE(message_of(status).find(fragment), std::string::npos) << message_of(status);
+}
+
 std::vector<float> synthesize(cdz_pipeline* pipeline, const char* text, uint64_t seed) {
     cdz_synthesis_params params = cdz_synthesis_default_params();
     params.use_seed = 1;
@@ -191,12 +201,7 @@ TEST(EmbeddingApi, DescribeGivesTheResolvedPipeline) {
 TEST(EmbeddingApi, SynthesisWithoutABackboneSaysWhatIsMissing) {
     Pipeline pipeline = load("[frontend]\nplugin = \"frontend.chars\"\nvocabulary = \"" + vocabulary + "\"\n");
     ASSERT_TRUE(pipeline);
-    cdz_audio* audio = nullptr;
-    Status status(cdz_pipeline_synthesize(pipeline.get(), "text", nullptr, &audio));
-    ASSERT_NE(status, nullptr);
-    EXPECT_EQ(audio, nullptr);
-    EXPECT_EQ(cdz_status_get_code(status.get()), CDZ_STATUS_INVALID_CONFIG);
-    EXPECT_NE(message_of(status).find("missing [backbone], [codec]"), std::string::npos) << message_of(status);
+    expect_synthesis_error(pipeline.get(), CDZ_STATUS_INVALID_CONFIG, "missing [backbone], [codec]");
 }
 
 TEST(EmbeddingApi, ACodecThatDisagreesWithTheBackboneIsRefusedAtLoad) {
@@ -332,14 +337,8 @@ TEST(EmbeddingApi, NonFiniteDraftProbabilitiesAreAnErrorNamingTheDrafter) {
     Pipeline pipeline = load(doubles_pipeline(drafter_table + "nan_probabilities = true\n"
                                               "[acceptor]\nplugin = \"example.argmax_acceptor\"\n"));
     ASSERT_TRUE(pipeline);
-    cdz_audio* audio = nullptr;
-    Status status(cdz_pipeline_synthesize(pipeline.get(), "Broken draft.", nullptr, &audio));
-    ASSERT_NE(status, nullptr);
-    EXPECT_EQ(audio, nullptr);
-    EXPECT_EQ(cdz_status_get_code(status.get()), CDZ_STATUS_INVALID_ARGUMENT);
-    EXPECT_NE(message_of(status).find("test.markov_drafter: the draft probabilities of node 2 are not finite"),
-              std::string::npos)
-        << message_of(status);
+    expect_synthesis_error(pipeline.get(), CDZ_STATUS_INVALID_ARGUMENT,
+                           "test.markov_drafter: the draft probabilities of node 2 are not finite");
 }
 
 TEST(EmbeddingApi, ADrafterThatAsksForHiddenStatesGetsThem) {
