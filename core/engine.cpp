@@ -39,6 +39,30 @@ void check_decoded_audio(const ManagedTensor& audio, int64_t count, const std::s
 }
 
 constexpr DLDataType int32_type{kDLInt, 32, 1};
+
+// The codec's audio for codes [codebooks, frames], whole, checked.
+std::vector<float> decode_whole(const PluginInstance& codec, const int32_t* codes, int64_t codebooks, int64_t frames) {
+    TensorView view(codes, int32_type, {codebooks, frames});
+    ManagedTensor decoded;
+    throw_if_error(codec.vtable<cdz_codec_vtable>().decode(codec.context(), view.get(), decoded.out()),
+                   codec.name() + ": decode");
+    const auto shape = decoded.expect(kDLFloat, 32, 1, codec.name() + ": audio");
+    check_decoded_audio(decoded, shape[0], codec.name() + ": decode");
+    return std::vector<float>(decoded.data<float>(), decoded.data<float>() + shape[0]);
+}
+
+// The audio that `frames` more codes of one codebook make final in a codec
+// stream, checked (maybe empty).
+ManagedTensor decode_stream_piece(const PluginInstance& codec, void* stream, const int32_t* codes, int64_t frames,
+                                  bool last) {
+    TensorView view(codes, int32_type, {1, frames});
+    ManagedTensor audio;
+    throw_if_error(codec.vtable<cdz_codec_vtable>().stream_decode(stream, view.get(), last ? 1 : 0, audio.out()),
+                   codec.name() + ": stream_decode");
+    const auto shape = audio.expect(kDLFloat, 32, 1, codec.name() + ": audio");
+    check_decoded_audio(audio, shape[0], codec.name() + ": stream_decode");
+    return audio;
+}
 // The text and audio ranges and the two special tokens must lie inside the
 // vocabulary and apart: an end token among the text ids, or a start token
 // that is also a code, decodes silently wrong.
@@ -234,14 +258,8 @@ std::vector<float> Engine::decode_audio(const Codes& codes) {
                                                      std::to_string(static_cast<int64_t>(max_decoded_seconds)) +
                                                      " s are decoded at once");
     const auto& codec = s.codec->vtable<cdz_codec_vtable>();
-    if (!info.can_stream || codes.codebooks != 1 || codes.frames <= whole_decode_frames) {
-        TensorView view(codes.values.data(), int32_type, {codes.codebooks, codes.frames});
-        ManagedTensor decoded;
-        throw_if_error(codec.decode(s.codec->context(), view.get(), decoded.out()), s.codec->name() + ": decode");
-        const auto shape = decoded.expect(kDLFloat, 32, 1, s.codec->name() + ": audio");
-        check_decoded_audio(decoded, shape[0], s.codec->name() + ": decode");
-        return std::vector<float>(decoded.data<float>(), decoded.data<float>() + shape[0]);
-    }
+    if (!info.can_stream || codes.codebooks != 1 || codes.frames <= whole_decode_frames)
+        return decode_whole(*s.codec, codes.values.data(), codes.codebooks, codes.frames);
     // Long sequences go through the codec's stream in bounded pieces: whole
     // decoding's memory and time grew faster than the frames (500,000 frames
     // passed 10 GB).
@@ -251,14 +269,9 @@ std::vector<float> Engine::decode_audio(const Codes& codes) {
     std::vector<float> audio;
     for (int64_t begin = 0; begin < codes.frames; begin += long_decode_chunk_frames) {
         const int64_t count = std::min(long_decode_chunk_frames, codes.frames - begin);
-        const bool last = begin + count == codes.frames;
-        TensorView view(codes.values.data() + begin, int32_type, {1, count});
-        ManagedTensor piece;
-        throw_if_error(codec.stream_decode(stream, view.get(), last ? 1 : 0, piece.out()),
-                       s.codec->name() + ": stream_decode");
-        const auto shape = piece.expect(kDLFloat, 32, 1, s.codec->name() + ": audio");
-        check_decoded_audio(piece, shape[0], s.codec->name() + ": stream_decode");
-        audio.insert(audio.end(), piece.data<float>(), piece.data<float>() + shape[0]);
+        const ManagedTensor piece =
+            decode_stream_piece(*s.codec, stream, codes.values.data() + begin, count, begin + count == codes.frames);
+        audio.insert(audio.end(), piece.data<float>(), piece.data<float>() + piece.dl().shape[0]);
     }
     return audio;
 }
@@ -382,22 +395,17 @@ std::vector<float> Engine::synthesize(const SynthesisRequest& request) {
         throw_if_error(codec.stream_create(s.codec->context(), &stream), s.codec->name());
         stream_guard = std::make_unique<PluginSession>(stream, codec.stream_destroy);
     }
-    auto deliver = [&](const ManagedTensor& audio) {
-        const auto shape = audio.expect(kDLFloat, 32, 1, s.codec->name() + ": audio");
-        check_decoded_audio(audio, shape[0], s.codec->name() + ": stream_decode");
-        stats_.audio_seconds += static_cast<double>(shape[0]) / s.codec_info.sample_rate;
-        if (shape[0] > 0 && !request.on_audio(audio.data<float>(), static_cast<size_t>(shape[0])))
-            throw Error(CDZ_STATUS_CANCELLED, "synthesis cancelled by the audio callback");
-    };
     auto stream_out = [&](bool last) {
         const size_t ready = codes.size() - streamed_frames;
         if (!streaming || (!last && ready < stream_chunk_frames)) return;
-        TensorView view(codes.data() + streamed_frames, int32_type, {1, static_cast<int64_t>(ready)});
-        ManagedTensor audio;
         ScopedTimer timer(stats_.codec_seconds);
-        throw_if_error(codec.stream_decode(stream, view.get(), last ? 1 : 0, audio.out()), s.codec->name());
+        const ManagedTensor audio = decode_stream_piece(*s.codec, stream, codes.data() + streamed_frames,
+                                                        static_cast<int64_t>(ready), last);
         streamed_frames = codes.size();
-        deliver(audio);
+        const int64_t count = audio.dl().shape[0];
+        stats_.audio_seconds += static_cast<double>(count) / s.codec_info.sample_rate;
+        if (count > 0 && !request.on_audio(audio.data<float>(), static_cast<size_t>(count)))
+            throw Error(CDZ_STATUS_CANCELLED, "synthesis cancelled by the audio callback");
     };
 
     bool finished = false;
@@ -437,13 +445,8 @@ std::vector<float> Engine::synthesize(const SynthesisRequest& request) {
     }
     std::vector<float> audio;
     if (!codes.empty()) {
-        TensorView view(codes.data(), int32_type, {1, static_cast<int64_t>(codes.size())});
-        ManagedTensor decoded;
         ScopedTimer timer(stats_.codec_seconds);
-        throw_if_error(codec.decode(s.codec->context(), view.get(), decoded.out()), s.codec->name() + ": decode");
-        const auto shape = decoded.expect(kDLFloat, 32, 1, s.codec->name() + ": audio");
-        check_decoded_audio(decoded, shape[0], s.codec->name() + ": decode");
-        audio.assign(decoded.data<float>(), decoded.data<float>() + shape[0]);
+        audio = decode_whole(*s.codec, codes.data(), 1, static_cast<int64_t>(codes.size()));
     }
     stats_.audio_seconds = static_cast<double>(audio.size()) / s.codec_info.sample_rate;
     if (request.on_audio && !audio.empty() && !request.on_audio(audio.data(), audio.size()))

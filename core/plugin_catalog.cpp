@@ -12,7 +12,6 @@
 #include "install_layout.h"
 #include "plugin_library.h"
 #include "printable_text.h"
-#include "shared_object_symbols.h"
 #include "spelling_suggestion.h"
 
 namespace cadenza {
@@ -20,20 +19,6 @@ namespace {
 
 bool is_plugin_library_file(const std::filesystem::path& path) {
     return path.extension() == ".so" && std::filesystem::is_regular_file(path);
-}
-
-// A library found by listing a directory that does not export the entry
-// point is some other program's: it is left alone (never loaded, so its
-// constructors never run) and is not a problem, only named when a plugin is
-// not found. A library named explicitly is loaded or reported.
-bool is_foreign_library(const std::filesystem::path& file, const PluginLocation& location) {
-    std::error_code error;
-    if (!std::filesystem::is_directory(location.path, error)) return false;
-    try {
-        return exported_symbol(file, CDZ_PLUGIN_ENTRY_SYMBOL) == ExportedSymbol::absent;
-    } catch (const Error&) {
-        return false;  // loading reports what is wrong with it
-    }
 }
 
 bool all_found(const std::vector<std::string>& needed, const std::map<std::string, size_t>& active) {
@@ -86,15 +71,21 @@ PluginCatalog PluginCatalog::scan(const std::vector<PluginLocation>& search_path
             std::error_code error;
             const auto canonical = std::filesystem::weakly_canonical(file, error);
             if (!seen_libraries.insert(error ? file : canonical).second) continue;
-            if (is_foreign_library(file, location)) {
-                catalog.skipped_.push_back(file);
-                continue;
-            }
+            // A library named on its own is loaded or reported; one found by
+            // listing a directory that does not export the entry point is
+            // another program's: left alone, not a problem, only named when
+            // a plugin is not found.
+            std::error_code not_directory;
+            const bool listed = std::filesystem::is_directory(location.path, not_directory);
             const PluginLibrary* library = nullptr;
             try {
-                library = &PluginLibrary::load(file);
+                library = listed ? PluginLibrary::load_if_plugin(file) : &PluginLibrary::load(file);
             } catch (const Error& e) {
                 catalog.problems_.push_back(e.what());
+                continue;
+            }
+            if (!library) {
+                catalog.skipped_.push_back(file);
                 continue;
             }
             for (const cdz_plugin_descriptor* descriptor : library->descriptors()) {

@@ -46,6 +46,12 @@ const char* plugin_kind_name(cdz_plugin_kind kind) {
 }
 
 const PluginLibrary& PluginLibrary::load(const std::filesystem::path& requested) {
+    if (const PluginLibrary* library = load_if_plugin(requested)) return *library;
+    throw Error(CDZ_STATUS_NOT_FOUND, requested.string() + ": not a cadenza plugin: it does not export '" +
+                                          std::string(CDZ_PLUGIN_ENTRY_SYMBOL) + "' (not loaded)");
+}
+
+const PluginLibrary* PluginLibrary::load_if_plugin(const std::filesystem::path& requested) {
     const std::string shown = requested.string();
     std::error_code filesystem_error;
     if (!std::filesystem::is_regular_file(requested, filesystem_error))
@@ -55,13 +61,11 @@ const PluginLibrary& PluginLibrary::load(const std::filesystem::path& requested)
     LoadedLibraries& libraries = loaded_libraries();
     std::lock_guard<std::mutex> lock(libraries.mutex);
     if (auto found = libraries.by_path.find(path); found != libraries.by_path.end())
-        return *found->second;
+        return found->second.get();
 
     switch (exported_symbol(path, CDZ_PLUGIN_ENTRY_SYMBOL)) {
         case ExportedSymbol::function: break;
-        case ExportedSymbol::absent:
-            throw Error(CDZ_STATUS_NOT_FOUND, shown + ": not a cadenza plugin: it does not export '" +
-                                                  std::string(CDZ_PLUGIN_ENTRY_SYMBOL) + "' (not loaded)");
+        case ExportedSymbol::absent: return nullptr;
         case ExportedSymbol::data:
             throw Error(CDZ_STATUS_INVALID_ARGUMENT, shown + ": not a cadenza plugin: its '" +
                                                          std::string(CDZ_PLUGIN_ENTRY_SYMBOL) +
@@ -107,7 +111,7 @@ const PluginLibrary& PluginLibrary::load(const std::filesystem::path& requested)
     libraries.handles.push_back(std::move(handle));
     auto& stored = libraries.by_path[path];
     stored = std::move(library);
-    return *stored;
+    return stored.get();
 }
 
 }  // namespace cadenza

@@ -16,6 +16,10 @@ public:
     // loaded, has no entry symbol, was built for another ABI or returns
     // malformed descriptors.
     static const PluginLibrary& load(const std::filesystem::path& path);
+    // The same, but nullptr, without loading it, when the file does not
+    // export the entry point (another program's library): its ELF symbol
+    // table is read first, since dlopen would run its constructors.
+    static const PluginLibrary* load_if_plugin(const std::filesystem::path& path);
 
     const std::filesystem::path& path() const { return path_; }
     const std::vector<const cdz_plugin_descriptor*>& descriptors() const { return descriptors_; }
