@@ -180,8 +180,9 @@ cdz_status* accept(void* ctx, const cdz_accept_input* in, cdz_accept_output* out
         const auto emitted = static_cast<int32_t>(self.step.emitted.size());
         if (accepted > n || emitted != accepted + 1)
             throw PluginError(CDZ_STATUS_INTERNAL, "acceptor.pcg: internal error: inconsistent step result");
-        std::memcpy(out->accepted_nodes, self.step.accepted_nodes.data(), sizeof(int32_t) * static_cast<size_t>(accepted));
-        std::memcpy(out->emitted_tokens, self.step.emitted.data(), sizeof(int32_t) * static_cast<size_t>(emitted));
+        // std::copy, not memcpy: no accepted node leaves a null data pointer.
+        std::copy(self.step.accepted_nodes.begin(), self.step.accepted_nodes.end(), out->accepted_nodes);
+        std::copy(self.step.emitted.begin(), self.step.emitted.end(), out->emitted_tokens);
         out->accepted_count = accepted;
         out->emitted_count = emitted;
         if (self.step.enumerations > 0 && g_host->log_enabled && g_host->log_enabled(CDZ_LOG_TRACE)) {

@@ -10,3 +10,4 @@ target_compile_definitions(test_acceptors_basic PRIVATE CADENZA_SOURCE_DIR="${PR
 target_compile_options(test_acceptors_basic PRIVATE -Wall -Wextra)
 add_dependencies(test_acceptors_basic cadenza_acceptor_exact cadenza_acceptor_bias cadenza_acceptor_tolerance)
 gtest_discover_tests(test_acceptors_basic DISCOVERY_TIMEOUT 60)
+cadenza_add_sanitized_test(test_acceptors_basic)

@@ -6,6 +6,7 @@ target_compile_definitions(test_acceptor_pcg PRIVATE CADENZA_SOURCE_DIR="${PROJE
 target_compile_options(test_acceptor_pcg PRIVATE -Wall -Wextra)
 add_dependencies(test_acceptor_pcg cadenza_acceptor_pcg)
 gtest_discover_tests(test_acceptor_pcg DISCOVERY_TIMEOUT 60)
+cadenza_add_sanitized_test(test_acceptor_pcg)
 
 # The command line: writes embeddings, runs the cadenza binary, reads the
 # groups file back.
