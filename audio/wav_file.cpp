@@ -21,22 +21,44 @@ using SoundFile = std::unique_ptr<SNDFILE, SoundFileCloser>;
 }  // namespace
 
 Waveform read_waveform(const std::string& path) {
+    std::error_code error;
+    const auto status = std::filesystem::status(path, error);
+    if (!std::filesystem::exists(status)) throw AudioFileError(path + ": cannot read audio: no such file");
+    if (!std::filesystem::is_regular_file(status))
+        throw AudioFileError(path + ": cannot read audio: not a regular file (a directory, FIFO, device or socket)");
+
     SF_INFO info{};
     SoundFile file(sf_open(path.c_str(), SFM_READ, &info));
     if (!file) throw AudioFileError(path + ": cannot read audio: " + sf_strerror(nullptr));
     if (info.channels < 1 || info.samplerate <= 0) throw AudioFileError(path + ": audio file has no channels or no sample rate");
+    if (info.channels > max_audio_channels)
+        throw AudioFileError(path + ": audio file has " + std::to_string(info.channels) + " channels; cadenza reads at most " +
+                             std::to_string(max_audio_channels));
+    const int64_t frame_limit =
+        std::min<int64_t>(static_cast<int64_t>(max_audio_seconds) * info.samplerate, max_audio_samples / info.channels);
+    if (info.frames < 0 || info.frames > frame_limit)
+        throw AudioFileError(path + ": audio file declares " + std::to_string(info.frames) + " frames at " +
+                             std::to_string(info.samplerate) + " Hz; cadenza reads at most " +
+                             std::to_string(static_cast<int64_t>(max_audio_seconds)) + " s and " +
+                             std::to_string(max_audio_samples) + " samples");
 
-    std::vector<float> interleaved(static_cast<size_t>(info.frames) * info.channels);
-    const sf_count_t read = sf_readf_float(file.get(), interleaved.data(), info.frames);
-    if (read != info.frames) throw AudioFileError(path + ": audio file is truncated (" + std::to_string(read) + " of " +
-                                                                                                        std::to_string(info.frames) + " frames)");
+    // In blocks, so that memory follows the samples the file really holds,
+    // not the count its header declares.
+    const sf_count_t block_frames = std::max(1, 65536 / info.channels);
+    std::vector<float> block(static_cast<size_t>(block_frames) * info.channels);
     Waveform waveform;
     waveform.sample_rate = info.samplerate;
-    waveform.samples.resize(static_cast<size_t>(info.frames));
-    for (size_t frame = 0; frame < waveform.samples.size(); ++frame) {
-        float sum = 0.0f;
-        for (int channel = 0; channel < info.channels; ++channel) sum += interleaved[frame * info.channels + channel];
-        waveform.samples[frame] = sum / static_cast<float>(info.channels);
+    while (static_cast<int64_t>(waveform.samples.size()) < info.frames) {
+        const sf_count_t wanted = std::min<sf_count_t>(block_frames, info.frames - waveform.samples.size());
+        const sf_count_t read = sf_readf_float(file.get(), block.data(), wanted);
+        for (sf_count_t frame = 0; frame < read; ++frame) {
+            float sum = 0.0f;
+            for (int channel = 0; channel < info.channels; ++channel) sum += block[frame * info.channels + channel];
+            waveform.samples.push_back(sum / static_cast<float>(info.channels));
+        }
+        if (read < wanted)
+            throw AudioFileError(path + ": audio file is truncated (" + std::to_string(waveform.samples.size()) + " of " +
+                                 std::to_string(info.frames) + " frames)");
     }
     return waveform;
 }

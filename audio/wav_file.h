@@ -1,5 +1,6 @@
 #pragma once
 // Mono float audio read from and written to sound files through libsndfile.
+#include <cstdint>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -20,8 +21,16 @@ struct Waveform {
     }
 };
 
-// Reads any format libsndfile knows; several channels are averaged to mono.
-// Throws AudioFileError naming the path and libsndfile's reason.
+// What read_waveform accepts: at most an hour, 2^28 samples in all (1 GiB
+// of float32 before mixing to mono) and 256 channels.
+inline constexpr double max_audio_seconds = 3600;
+inline constexpr int64_t max_audio_samples = int64_t{1} << 28;
+inline constexpr int max_audio_channels = 256;
+
+// Reads a regular file in any format libsndfile knows; several channels are
+// averaged to mono. Throws AudioFileError naming the path and the reason (a
+// missing or non-regular file, libsndfile's reason, a limit above, fewer
+// frames than the header declares).
 Waveform read_waveform(const std::string& path);
 
 // Writes 16-bit PCM WAV (samples clipped to [-1, 1]); the file appears whole

@@ -6,7 +6,6 @@
 #include <vector>
 #include <fstream>
 #include <iostream>
-#include <limits>
 #include <memory>
 
 #include <nlohmann/json.hpp>
@@ -14,9 +13,9 @@
 #include "codec_resynthesis.h"
 #include "engine.h"
 #include "error.h"
+#include "codes_file.h"
 #include "exit_codes.h"
 #include "pipeline_config.h"
-#include "safetensors.h"
 #include "wav_file.h"
 
 namespace cadenza::cli {
@@ -87,34 +86,6 @@ struct CodingOptions {
     std::string pipeline, input, output;
 };
 
-// Codes files: safetensors with "codes" int32 [codebooks, frames] and the
-// codec's sample and frame rates as metadata (docs/formats.md).
-void write_codes(const std::string& path, const Engine::Codes& codes, const cdz_codec_info& info,
-                 const std::string& pipeline) {
-    safetensors::Writer writer;
-    writer.set_metadata("cadenza.codes.pipeline", pipeline);
-    writer.set_metadata("cadenza.codes.sample_rate", std::to_string(info.sample_rate));
-    writer.set_metadata("cadenza.codes.frame_rate", std::to_string(info.frame_rate));
-    writer.add_i32("codes", {codes.codebooks, codes.frames}, codes.values.data());
-    writer.write(path);
-}
-
-Engine::Codes read_codes(const std::string& path) {
-    const safetensors::File file(path);
-    const auto& info = file.info("codes");
-    if (info.shape.size() != 2) throw Error(CDZ_STATUS_INVALID_ARGUMENT, file.where("codes") + ": expected [codebooks, frames]");
-    Engine::Codes codes;
-    codes.codebooks = info.shape[0];
-    codes.frames = info.shape[1];
-    for (int64_t value : file.read_i64("codes")) {
-        if (value < std::numeric_limits<int32_t>::min() || value > std::numeric_limits<int32_t>::max())
-            throw Error(CDZ_STATUS_INVALID_ARGUMENT, file.where("codes") + ": value " + std::to_string(value) +
-                                                         " is not a code (was truncated to 32 bits before)");
-        codes.values.push_back(static_cast<int32_t>(value));
-    }
-    return codes;
-}
-
 std::unique_ptr<Engine> load_codec(const std::string& pipeline) {
     auto engine = std::make_unique<Engine>(load_pipeline_config_file(pipeline));
     if (!engine->has_codec()) throw Error(CDZ_STATUS_INVALID_CONFIG, pipeline + ": no [codec] table");
@@ -128,7 +99,8 @@ int run_encode(const CodingOptions& o) {
     const auto start = Clock::now();
     const Engine::Codes codes = engine.encode_audio(wave.samples, wave.sample_rate);
     const double seconds = seconds_since(start);
-    write_codes(o.output, codes, engine.codec_info(), o.pipeline);
+    const cdz_codec_info info = engine.codec_info();
+    codes_file::write_codes(o.output, codes, {o.pipeline, info.sample_rate, info.frame_rate});
     std::printf("%s: %.2f s of audio -> %lld x %lld codes in %.3f s (%.1fx real time) -> %s\n", o.input.c_str(),
                 wave.duration_seconds(), static_cast<long long>(codes.codebooks), static_cast<long long>(codes.frames),
                 seconds, wave.duration_seconds() / std::max(seconds, 1e-9), o.output.c_str());
@@ -138,7 +110,7 @@ int run_encode(const CodingOptions& o) {
 int run_decode(const CodingOptions& o) {
     const auto codec_engine = load_codec(o.pipeline);
     Engine& engine = *codec_engine;
-    const Engine::Codes codes = read_codes(o.input);
+    const Engine::Codes codes = codes_file::read_codes(o.input);
     const auto start = Clock::now();
     const std::vector<float> samples = engine.decode_audio(codes);
     const double seconds = seconds_since(start);

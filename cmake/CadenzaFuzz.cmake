@@ -16,17 +16,21 @@ if(CADENZA_FUZZ)
   add_custom_target(fuzz_targets)
 endif()
 
-# cadenza_add_fuzz_target(NAME SOURCES ... LIBRARIES ...): a fuzzer executable
-# in build-fuzz/fuzz/, part of `fuzz_targets`; nothing without CADENZA_FUZZ.
+# cadenza_add_fuzz_target(NAME SOURCES ... LIBRARIES ... [DEPENDS ...]): a
+# fuzzer executable in build-fuzz/fuzz/, part of `fuzz_targets`, built after
+# DEPENDS (plugins it loads); nothing without CADENZA_FUZZ.
 function(cadenza_add_fuzz_target name)
   if(NOT CADENZA_FUZZ)
     return()
   endif()
-  cmake_parse_arguments(ARG "" "" "SOURCES;LIBRARIES;INCLUDES" ${ARGN})
+  cmake_parse_arguments(ARG "" "" "SOURCES;LIBRARIES;INCLUDES;DEPENDS" ${ARGN})
   add_executable(${name} ${ARG_SOURCES})
   target_link_libraries(${name} PRIVATE ${ARG_LIBRARIES})
-  target_include_directories(${name} PRIVATE ${ARG_INCLUDES})
+  target_include_directories(${name} PRIVATE ${ARG_INCLUDES} ${PROJECT_SOURCE_DIR}/tests/fuzz_support)
   target_link_options(${name} PRIVATE -fsanitize=fuzzer)
   set_target_properties(${name} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/fuzz)
   add_dependencies(fuzz_targets ${name})
+  if(ARG_DEPENDS)
+    add_dependencies(${name} ${ARG_DEPENDS})
+  endif()
 endfunction()

@@ -16,7 +16,11 @@ function(cadenza_add_plugin target)
   if(CADENZA_BUILD_PLUGIN_DIR)  # inside cadenza's own build: the loader searches it
     set_target_properties(${target} PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${CADENZA_BUILD_PLUGIN_DIR})
   endif()
-  target_link_options(${target} PRIVATE -Wl,--no-undefined
-    -Wl,--version-script=${CADENZA_PLUGIN_EXPORTS_MAP})
+  target_link_options(${target} PRIVATE -Wl,--version-script=${CADENZA_PLUGIN_EXPORTS_MAP})
+  # In the fuzz build clang leaves the sanitizer runtime to the executable
+  # that loads the plugin.
+  if(NOT CADENZA_FUZZ)
+    target_link_options(${target} PRIVATE -Wl,--no-undefined)
+  endif()
   install(TARGETS ${target} LIBRARY DESTINATION ${CADENZA_INSTALL_PLUGIN_DIR})
 endfunction()

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "codes_file.h"
 #include "decoding_stats.h"
 #include "pipeline_config.h"
 #include "plugin_instance.h"
@@ -65,10 +66,7 @@ public:
 
     // The pipeline's frontend and codec on their own (no backbone needed):
     // text to frontend ids, audio (any rate) to codes, codes to audio.
-    struct Codes {
-        int64_t codebooks = 0, frames = 0;
-        std::vector<int32_t> values;  // [codebooks, frames], row-major
-    };
+    using Codes = codes_file::Codes;  // [codebooks, frames]
     std::vector<int32_t> text_ids(const std::string& text);
     // The frontend's symbol for one of its ids.
     std::string text_symbol(int32_t id);

@@ -12,7 +12,8 @@ build="${CADENZA_FUZZ_BUILD:-$source_dir/build-fuzz}"
 seconds="${1:-30}"
 shift || true
 targets=("$@")
-[ ${#targets[@]} -eq 0 ] && targets=(strict_json safetensors pipeline_toml)
+[ ${#targets[@]} -eq 0 ] && targets=(strict_json safetensors pipeline_toml llama_config mel_codec_config
+  medusa_choices token_corpus token_groups transitions wav_input frontend_text torch_checkpoint codes_file)
 
 command -v clang++ > /dev/null || { echo "fuzz.sh: clang++ is missing (scripts/setup.sh installs it)" >&2; exit 1; }
 mkdir -p "$build"

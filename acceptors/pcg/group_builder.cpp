@@ -23,7 +23,8 @@ constexpr size_t tile = 96;         // rows per tile, a multiple of the micro-ke
 constexpr size_t chunk_dims = 1024; // dimensions per pass, so that tiles stay in cache
 constexpr int mr = 4, nr = 3;
 
-inline float horizontal_sum(v8 x) {
+// By reference: clang refuses a 32-byte vector argument where AVX may be off.
+inline float horizontal_sum(const v8& x) {
     return ((x[0] + x[4]) + (x[1] + x[5])) + ((x[2] + x[6]) + (x[3] + x[7]));
 }
 

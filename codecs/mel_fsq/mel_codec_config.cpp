@@ -1,7 +1,9 @@
 #include "mel_codec_config.h"
 
+#include <cmath>
 #include <set>
 #include <stdexcept>
+#include <type_traits>
 
 #include <nlohmann/json.hpp>
 
@@ -19,18 +21,20 @@ void MelCodecConfig::validate() const {
     auto require = [](bool ok, const std::string& message) {
         if (!ok) throw std::invalid_argument(message);
     };
-    require(sample_rate > 0, "sample_rate must be positive");
-    require(n_fft >= 16 && (n_fft & (n_fft - 1)) == 0, "n_fft must be a power of two >= 16");
+    // Bounds far above any mel codec, so that no size below overflows or
+    // allocates without limit.
+    require(sample_rate >= 1000 && sample_rate <= 768000, "sample_rate must be in [1000, 768000]");
+    require(n_fft >= 16 && n_fft <= 65536 && (n_fft & (n_fft - 1)) == 0, "n_fft must be a power of two in [16, 65536]");
     require(hop_length > 0 && hop_length <= win_length, "hop_length must be in [1, win_length]");
     require(win_length > 0 && win_length <= n_fft, "win_length must be in [1, n_fft]");
     require(n_mels >= 1 && n_mels <= n_fft / 2 + 1, "n_mels must be in [1, n_fft / 2 + 1]");
     require(f_min >= 0.0 && f_max > f_min && f_max <= sample_rate / 2.0, "need 0 <= f_min < f_max <= sample_rate / 2");
-    require(log_floor > 0.0, "log_floor must be positive");
+    require(log_floor > 0.0 && std::isfinite(log_floor), "log_floor must be positive and finite");
     require(!levels.empty() && levels.size() <= 8, "levels must hold 1 to 8 values");
     for (int64_t level : levels) require(level >= 2 && level <= 64, "every FSQ level must be in [2, 64]");
     require(codebook_size() <= (int64_t{1} << 24), "the FSQ codebook (product of levels) must be at most 2^24");
     require(width >= 8 && width <= 4096, "width must be in [8, 4096]");
-    require(kernel_size >= 1 && kernel_size % 2 == 1, "kernel_size must be odd");
+    require(kernel_size >= 1 && kernel_size <= 255 && kernel_size % 2 == 1, "kernel_size must be odd, at most 255");
     require(encoder_blocks >= 0 && encoder_blocks <= 64, "encoder_blocks must be in [0, 64]");
     require(decoder_blocks >= 0 && decoder_blocks <= 64, "decoder_blocks must be in [0, 64]");
 }
@@ -68,8 +72,24 @@ MelCodecConfig MelCodecConfig::from_json(const std::string& text, const std::str
     for (const auto& item : j.items())
         if (!known.count(item.key())) throw std::invalid_argument(where + ": unknown codec config key '" + item.key() + "'");
     try {
+        // Whole numbers must be JSON integers: nlohmann converts 256.5 to 256,
+        // and a double beyond int64 to whatever the conversion gives
+        // (undefined behaviour; fuzz_mel_codec_config found it).
         auto read = [&](const char* key, auto& value) {
-            if (j.contains(key)) j.at(key).get_to(value);
+            if (!j.contains(key)) return;
+            const nlohmann::json& field = j.at(key);
+            using Value = std::decay_t<decltype(value)>;
+            if constexpr (std::is_same_v<Value, int64_t>) {
+                if (!field.is_number_integer()) throw std::invalid_argument(where + ": codec config: '" + key + "' must be a whole number");
+            } else if constexpr (std::is_same_v<Value, std::vector<int64_t>>) {
+                if (!field.is_array()) throw std::invalid_argument(where + ": codec config: '" + key + "' must be an array");
+                for (const auto& element : field)
+                    if (!element.is_number_integer())
+                        throw std::invalid_argument(where + ": codec config: '" + key + "' must hold whole numbers");
+            } else {
+                if (!field.is_number()) throw std::invalid_argument(where + ": codec config: '" + key + "' must be a number");
+            }
+            field.get_to(value);
         };
         read("sample_rate", config.sample_rate);
         read("n_fft", config.n_fft);

@@ -1,5 +1,6 @@
 #include "llama_config.h"
 
+#include <cmath>
 #include <fstream>
 #include <sstream>
 #include <type_traits>
@@ -99,6 +100,21 @@ LlamaConfig LlamaConfig::from_json(const nlohmann::json& json, const std::string
     positive(c.num_attention_heads, "num_attention_heads");
     positive(c.num_key_value_heads, "num_key_value_heads");
     positive(c.head_dim, "head_dim");
+    // Limits far above any LLaMA published (Llama 3.1 405B: hidden 16,384,
+    // 126 layers), so that no size product below overflows.
+    auto at_most = [&](int64_t value, int64_t limit, const char* key) {
+        if (value > limit)
+            throw Error(CDZ_STATUS_INVALID_CONFIG, where + ": '" + key + "' " + std::to_string(value) + " exceeds " +
+                                                       std::to_string(limit) + " (cadenza's limit)");
+    };
+    at_most(c.vocab_size, 2147483647, "vocab_size");  // token ids are int32
+    at_most(c.hidden_size, 1 << 20, "hidden_size");
+    at_most(c.intermediate_size, 1 << 22, "intermediate_size");
+    at_most(c.num_hidden_layers, 1 << 12, "num_hidden_layers");
+    at_most(c.num_attention_heads, 1 << 16, "num_attention_heads");
+    at_most(c.num_key_value_heads, 1 << 16, "num_key_value_heads");
+    at_most(c.head_dim, 1 << 16, "head_dim");
+    at_most(c.query_width(), 1 << 20, "num_attention_heads * head_dim");
     if (c.num_attention_heads % c.num_key_value_heads != 0)
         throw Error(CDZ_STATUS_INVALID_CONFIG, where + ": num_attention_heads (" + std::to_string(c.num_attention_heads) +
                                                    ") is not a multiple of num_key_value_heads (" +
@@ -111,8 +127,17 @@ LlamaConfig LlamaConfig::from_json(const nlohmann::json& json, const std::string
                                                    std::to_string(max_positions_limit) +
                                                    " (the backbone's max_positions sets a shorter limit)");
     if (c.head_dim % 2 != 0) throw Error(CDZ_STATUS_INVALID_CONFIG, where + ": head_dim must be even for rotary embeddings");
-    if (!(c.rms_norm_eps > 0) || !(c.rope_theta > 0))
-        throw Error(CDZ_STATUS_INVALID_CONFIG, where + ": rms_norm_eps and rope_theta must be positive");
+    if (!(c.rms_norm_eps > 0) || !(c.rope_theta > 0) || !std::isfinite(c.rms_norm_eps) || !std::isfinite(c.rope_theta))
+        throw Error(CDZ_STATUS_INVALID_CONFIG, where + ": rms_norm_eps and rope_theta must be positive and finite");
+    if (!c.rope_scaling.type.empty()) {
+        const RopeScaling& r = c.rope_scaling;
+        const bool finite = std::isfinite(r.factor) && std::isfinite(r.low_freq_factor) && std::isfinite(r.high_freq_factor);
+        if (!finite || !(r.factor > 0) || !(r.low_freq_factor > 0) || !(r.high_freq_factor > r.low_freq_factor) ||
+            r.original_max_position_embeddings <= 0)
+            throw Error(CDZ_STATUS_INVALID_CONFIG,
+                        where + ": rope_scaling needs a positive factor, 0 < low_freq_factor < high_freq_factor and a "
+                                "positive original_max_position_embeddings");
+    }
     return c;
 }
 
@@ -121,13 +146,17 @@ LlamaConfig LlamaConfig::from_file(const std::filesystem::path& path) {
     if (!file) throw Error(CDZ_STATUS_NOT_FOUND, path.string() + ": cannot open the model config");
     std::ostringstream text;
     text << file.rdbuf();
+    return parse(text.str(), path.string());
+}
+
+LlamaConfig LlamaConfig::parse(const std::string& text, const std::string& where) {
     nlohmann::json json;
     try {
-        json = json_format::parse_strict_json(text.str(), path.string());
+        json = json_format::parse_strict_json(text, where);
     } catch (const json_format::StrictJsonError& e) {
         throw Error(CDZ_STATUS_INVALID_CONFIG, e.what());
     }
-    return from_json(json, path.string());
+    return from_json(json, where);
 }
 
 nlohmann::json LlamaConfig::to_json() const {

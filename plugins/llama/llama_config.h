@@ -37,6 +37,9 @@ struct LlamaConfig {
     // Throws cadenza::Error naming `where` and the key on a missing key, a
     // wrong type or an inconsistent value (e.g. heads not dividing).
     static LlamaConfig from_json(const nlohmann::json& json, const std::string& where);
+    // The text of a config.json, parsed strictly (duplicate keys, trailing
+    // bytes and nesting are errors) and then read as from_json.
+    static LlamaConfig parse(const std::string& text, const std::string& where);
     static LlamaConfig from_file(const std::filesystem::path& path);
     nlohmann::json to_json() const;
     void save(const std::filesystem::path& path) const;

@@ -168,6 +168,24 @@ expect_error "a --voice that is not audio" "not-audio.wav: cannot read audio" \
 expect_error "codes that are not safetensors" "not-audio.wav: header length" \
   "$cadenza" codec decode -p "$pipeline" -o "$work/x.wav" "$work/not-audio.wav"
 
+# Audio input that is not a regular file (a FIFO hung in libsndfile before),
+# and a WAV whose 300 channels are past the limit.
+mkfifo "$work/voice-pipe.wav"
+expect_error "a --voice that is a FIFO" "voice-pipe.wav: cannot read audio: not a regular file" \
+  "$cadenza" synth -p "$pipeline" -t "Hi." -o "$work/x.wav" --voice "$work/voice-pipe.wav"
+expect_error "codec encode of a FIFO" "voice-pipe.wav: cannot read audio: not a regular file" \
+  "$cadenza" codec encode -p "$pipeline" -o "$work/codes.safetensors" "$work/voice-pipe.wav"
+/usr/bin/python3 - "$work/channels.wav" <<'PY'
+import struct, sys
+channels, frames = 300, 4
+data = b'\0\0' * channels * frames
+fmt = struct.pack('<HHIIHH', 1, channels, 16000, 16000 * 2 * channels, 2 * channels, 16)
+open(sys.argv[1], 'wb').write(b'RIFF' + struct.pack('<I', 4 + 8 + len(fmt) + 8 + len(data)) + b'WAVE' + b'fmt ' +
+                              struct.pack('<I', len(fmt)) + fmt + b'data' + struct.pack('<I', len(data)) + data)
+PY
+expect_error "a WAV of 300 channels" "channels.wav: .*channels" \
+  "$cadenza" synth -p "$pipeline" -t "Hi." -o "$work/x.wav" --voice "$work/channels.wav"
+
 # Codes files: a value past 32 bits (truncated and decoded before), and
 # 500,000 frames (10,000 s: past 10 GB before); 5,000 frames (100 s) decode
 # in pieces through the codec's stream, within the 4 GiB bound.

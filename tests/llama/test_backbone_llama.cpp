@@ -225,6 +225,12 @@ TEST(BackboneLlama, MalformedCheckpointsAreErrorsNamingTheTensorOrKey) {
             {{{"tie_word_embeddings", 1}}, "'tie_word_embeddings' must be true or false"},
             {{{"max_position_embeddings", 20000000}}, "max_position_embeddings 20000000"},
             {{{"num_hidden_layers", good["num_hidden_layers"].get<int>() - 1}}, "belongs to layer"},
+            // Sizes whose products overflowed int64 (found by fuzz_llama_config's limits).
+            {{{"hidden_size", int64_t{1} << 40}}, "'hidden_size' 1099511627776 exceeds 1048576"},
+            {{{"num_hidden_layers", 100000}}, "'num_hidden_layers' 100000 exceeds 4096"},
+            {{{"rope_scaling", {{"rope_type", "llama3"}, {"factor", 8.0}, {"low_freq_factor", 4.0},
+                                {"high_freq_factor", 4.0}}}},
+             "rope_scaling needs a positive factor"},
         };
         for (const auto& [change, fragment] : cases) {
             nlohmann::json config = good;
