@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "exit_codes.h"
+#include "sampled_corpus_command.h"
 #include "speech_corpus_command.h"
 #include "tts_corpus_command.h"
 #include "token_corpus.h"
@@ -90,6 +91,7 @@ Command add_corpus_command(CLI::App& app) {
     }
     runs.push_back(add_speech_corpus_subcommand(*corpus));
     runs.push_back(add_tts_corpus_subcommand(*corpus));
+    runs.push_back(add_sampled_corpus_subcommand(*corpus));
 
     return {corpus, [runs] {
                 for (const auto& [command, run] : runs)

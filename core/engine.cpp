@@ -184,6 +184,11 @@ Engine::~Engine() = default;
 
 const cdz_frontend_info& Engine::frontend_info() const { return stages_->frontend_info; }
 const cdz_codec_info& Engine::codec_info() const { return stages_->codec_info; }
+
+const cdz_backbone_info& Engine::backbone_info() const {
+    if (!stages_->backbone) throw Error(CDZ_STATUS_INVALID_CONFIG, config_.source + ": no [backbone]");
+    return stages_->backbone_info;
+}
 bool Engine::has_codec() const { return stages_->codec != nullptr; }
 bool Engine::has_frontend() const { return stages_->frontend != nullptr; }
 
@@ -292,85 +297,129 @@ std::vector<int32_t> Engine::voice_prompt_tokens(const std::vector<float>& sampl
 
 uint32_t Engine::sample_rate() const { return stages_->codec ? stages_->codec_info.sample_rate : 0; }
 
-std::vector<float> Engine::synthesize(const SynthesisRequest& request) {
-    EngineStages& s = *stages_;
+void Engine::require_synthesis_stages() const {
+    const EngineStages& s = *stages_;
     std::vector<std::string> missing;
     if (!s.frontend) missing.push_back("[frontend]");
     if (!s.backbone) missing.push_back("[backbone]");
     if (!s.codec) missing.push_back("[codec]");
-    if (!missing.empty()) {
-        std::string list;
-        for (const auto& table : missing) list += (list.empty() ? "" : ", ") + table;
-        throw Error(CDZ_STATUS_INVALID_CONFIG,
-                    config_.source + ": synthesis needs [frontend], [backbone] and [codec]; missing " + list);
-    }
+    if (missing.empty()) return;
+    std::string list;
+    for (const auto& table : missing) list += (list.empty() ? "" : ", ") + table;
+    throw Error(CDZ_STATUS_INVALID_CONFIG,
+                config_.source + ": synthesis needs [frontend], [backbone] and [codec]; missing " + list);
+}
 
-    if (!std::isfinite(request.max_audio_seconds) || request.max_audio_seconds < 0)
-        throw Error(CDZ_STATUS_INVALID_ARGUMENT, "max_audio_seconds must be a finite number >= 0 (0: the pipeline's)");
-
-    check_text_to_speak(request.text, s.backbone_info.max_sequence_length);
-
+void Engine::start_synthesis(uint64_t seed) {
+    EngineStages& s = *stages_;
     stats_ = DecodingStats{};
-    ScopedTimer wall(stats_.wall_seconds);
-    const uint64_t seed = request.seed.value_or(config_.seed);
     for (auto* instance : {s.frontend.get(), s.codec.get(), s.backbone.get(), s.drafter.get(), s.acceptor.get()})
         if (instance) instance->reseed(seed);
     random_stream_seed(s.sampling_rng, derive_stream_seed(seed, "sampling"));
+}
 
+Engine::Prompt Engine::text_prompt(const SynthesisRequest& request) {
+    EngineStages& s = *stages_;
     const auto& frontend = s.frontend->vtable<cdz_frontend_vtable>();
-    const auto& codec = s.codec->vtable<cdz_codec_vtable>();
     const cdz_backbone_info& info = s.backbone_info;
 
     // The prompt: text ids in the backbone's text range, then the audio start.
     ManagedTensor text_ids;
     throw_if_error(frontend.encode(s.frontend->context(), request.text.c_str(), text_ids.out()), s.frontend->name());
     const auto text_shape = text_ids.expect(kDLInt, 32, 1, s.frontend->name() + ": encode");
-    std::vector<int32_t> sequence;
-    // The markers a target with phone markers must place, in order: the text's ids but its boundaries.
-    std::vector<int32_t> phone_sequence;
+    Prompt prompt;
     for (int64_t i = 0; i < text_shape[0]; ++i) {
         const int32_t id = text_ids.data<int32_t>()[i];
         if (id < 0 || id >= info.text_token_count)
             throw Error(CDZ_STATUS_INTERNAL, s.frontend->name() + ": produced id " + std::to_string(id) +
                                                  " outside the backbone's text range");
-        sequence.push_back(static_cast<int32_t>(info.text_token_offset + id));
-        if (info.phone_markers && id != s.frontend_info.bos_id && id != s.frontend_info.eos_id)
-            phone_sequence.push_back(sequence.back());
+        prompt.tokens.push_back(static_cast<int32_t>(info.text_token_offset + id));
     }
-    if (info.audio_start_token >= 0) sequence.push_back(info.audio_start_token);
+    prompt.text_tokens = prompt.tokens.size();
+    if (info.audio_start_token >= 0) prompt.tokens.push_back(info.audio_start_token);
     // A voice prompt follows as audio tokens and is closed by a second audio
     // start token, after which the target's audio begins (docs/pipelines.md).
-    std::vector<int32_t> prompt_tokens;
+    std::vector<int32_t> voice_tokens;
     if (!request.voice_prompt.empty()) {
-        prompt_tokens = voice_prompt_tokens(request.voice_prompt, request.voice_prompt_sample_rate);
+        voice_tokens = voice_prompt_tokens(request.voice_prompt, request.voice_prompt_sample_rate);
     } else if (!config_.voice_prompt.empty()) {
         if (!default_voice_encoded_) {
             const audio::Waveform wave = audio::read_waveform(config_.voice_prompt.string());
             default_voice_tokens_ = voice_prompt_tokens(wave.samples, wave.sample_rate);
             default_voice_encoded_ = true;
         }
-        prompt_tokens = default_voice_tokens_;
+        voice_tokens = default_voice_tokens_;
     }
-    if (!prompt_tokens.empty()) {
+    if (!voice_tokens.empty()) {
         if (info.audio_start_token < 0)
             throw Error(CDZ_STATUS_INVALID_CONFIG, s.backbone->name() +
                                                        ": a voice prompt needs a backbone with an audio_start_token");
-        sequence.insert(sequence.end(), prompt_tokens.begin(), prompt_tokens.end());
-        sequence.push_back(info.audio_start_token);
+        prompt.tokens.insert(prompt.tokens.end(), voice_tokens.begin(), voice_tokens.end());
+        prompt.tokens.push_back(info.audio_start_token);
     }
-    if (sequence.empty()) throw Error(CDZ_STATUS_INVALID_ARGUMENT, "the text gives no tokens to synthesize from");
+    prompt.voice_tokens = voice_tokens.size();
+    if (prompt.tokens.empty()) throw Error(CDZ_STATUS_INVALID_ARGUMENT, "the text gives no tokens to synthesize from");
+    return prompt;
+}
 
-    const double max_seconds = request.max_audio_seconds > 0 ? request.max_audio_seconds : config_.max_audio_seconds;
+Engine::Prompt Engine::token_prompt(const std::vector<int32_t>& tokens) const {
+    const EngineStages& s = *stages_;
+    const cdz_backbone_info& info = s.backbone_info;
+    if (tokens.empty()) throw Error(CDZ_STATUS_INVALID_ARGUMENT, "the prompt has no tokens");
+    Prompt prompt;
+    prompt.tokens = tokens;
+    // Text ids up to the first audio start, then the voice prompt's codes up to the second.
+    size_t i = 0;
+    for (; i < tokens.size() && tokens[i] != info.audio_start_token; ++i) {
+        if (tokens[i] < info.text_token_offset || tokens[i] >= info.text_token_offset + info.text_token_count)
+            throw Error(CDZ_STATUS_INVALID_ARGUMENT, "prompt token " + std::to_string(tokens[i]) + " at " +
+                                                         std::to_string(i) + " is not in the text range before the audio start");
+    }
+    prompt.text_tokens = i;
+    for (size_t j = i + 1; j < tokens.size(); ++j) {
+        if (tokens[j] == info.audio_start_token) {
+            if (j + 1 != tokens.size())
+                throw Error(CDZ_STATUS_INVALID_ARGUMENT, "the prompt goes on after its second audio start token");
+            break;
+        }
+        if (!is_audio_token(info, tokens[j]))
+            throw Error(CDZ_STATUS_INVALID_ARGUMENT, "prompt token " + std::to_string(tokens[j]) + " at " +
+                                                         std::to_string(j) + " is not a voice prompt code");
+        ++prompt.voice_tokens;
+    }
+    return prompt;
+}
+
+std::vector<int32_t> Engine::phone_sequence(const Prompt& prompt) const {
+    const EngineStages& s = *stages_;
+    const cdz_backbone_info& info = s.backbone_info;
+    // The markers a target with phone markers must place, in order: the text's ids but its boundaries.
+    std::vector<int32_t> phones;
+    if (!info.phone_markers) return phones;
+    for (size_t i = 0; i < prompt.text_tokens; ++i) {
+        const int32_t id = prompt.tokens[i] - static_cast<int32_t>(info.text_token_offset);
+        if (id != s.frontend_info.bos_id && id != s.frontend_info.eos_id) phones.push_back(prompt.tokens[i]);
+    }
+    return phones;
+}
+
+Engine::DecodedTokens Engine::decode_tokens(Prompt prompt, double max_audio_seconds,
+                                            const std::function<void(int32_t)>& on_token,
+                                            const std::function<void(const std::vector<int32_t>&)>& after_step) {
+    EngineStages& s = *stages_;
+    const cdz_backbone_info& info = s.backbone_info;
+    const double max_seconds = max_audio_seconds > 0 ? max_audio_seconds : config_.max_audio_seconds;
     const auto max_frames = static_cast<size_t>(std::ceil(max_seconds * s.codec_info.frame_rate));
+    std::vector<int32_t> phones = phone_sequence(prompt);
     // Phone markers come on top of the frames: one per text symbol, a few spare.
-    const size_t max_markers = info.phone_markers ? static_cast<size_t>(text_shape[0]) + 16 : 0;
+    const size_t max_markers = info.phone_markers ? prompt.text_tokens + 16 : 0;
     const size_t max_tokens = max_frames + max_markers;
-    const int64_t capacity = static_cast<int64_t>(sequence.size() + max_tokens) + s.drafter_info.max_nodes + 2;
+    const int64_t capacity = static_cast<int64_t>(prompt.tokens.size() + max_tokens) + s.drafter_info.max_nodes + 2;
     if (info.max_sequence_length > 0 && capacity > info.max_sequence_length)
         throw Error(CDZ_STATUS_INVALID_ARGUMENT,
-                    "the text (" + std::to_string(sequence.size() - prompt_tokens.size()) + " tokens)" +
-                        (prompt_tokens.empty() ? std::string()
-                                               : ", the voice prompt (" + std::to_string(prompt_tokens.size()) + " frames)") +
+                    "the text (" + std::to_string(prompt.tokens.size() - prompt.voice_tokens) + " tokens)" +
+                        (prompt.voice_tokens == 0 ? std::string()
+                                                  : ", the voice prompt (" + std::to_string(prompt.voice_tokens) + " frames)") +
                         ", " + std::to_string(max_frames) + " audio frames" +
                         (max_markers ? ", " + std::to_string(max_markers) + " phone markers" : std::string()) +
                         (s.drafter_info.max_nodes ? ", the draft tree (" + std::to_string(s.drafter_info.max_nodes) + " nodes)"
@@ -380,13 +429,67 @@ std::vector<float> Engine::synthesize(const SynthesisRequest& request) {
                         "; shorten the text, the voice prompt or max_audio_seconds");
 
     const cdz_sampling sampling = restrict_sampling_to_audio(config_.sampling, info);
-    PhoneMarkerRule markers{std::move(phone_sequence),
+    PhoneMarkerRule markers{std::move(phones),
                             static_cast<int64_t>(std::ceil(config_.max_phone_seconds * s.codec_info.frame_rate))};
-    const size_t prompt_length = sequence.size();
-    const auto loop_start = std::chrono::steady_clock::now();
-    DecodingLoop loop(s, sampling, config_.guidance_scale, stats_, std::move(sequence), capacity, std::move(markers));
+    const size_t prompt_length = prompt.tokens.size();
+    DecodingLoop loop(s, sampling, config_.guidance_scale, stats_, std::move(prompt.tokens), capacity, std::move(markers));
 
-    std::vector<int32_t> codes;
+    DecodedTokens decoded;
+    size_t emitted = 0;
+    while (!decoded.finished && decoded.codes.size() < max_frames && emitted < max_tokens) {
+        context_positions_ += static_cast<double>(prompt_length + emitted);
+        ++context_steps_;
+        const StepResult step = loop.step();
+        int32_t used = 0;  // emitted tokens up to the end token or the frame limit
+        for (int32_t token : step.emitted) {
+            if (decoded.finished || decoded.codes.size() >= max_frames || emitted >= max_tokens) break;
+            ++used;
+            ++emitted;
+            if (on_token) on_token(token);
+            if (token == info.end_token) {
+                decoded.finished = true;
+            } else if (is_audio_token(info, token)) {
+                decoded.codes.push_back(static_cast<int32_t>(token - info.audio_token_offset));
+            } else if (is_phone_marker(info, token)) {
+                // The phone the target speaks next: no audio.
+            } else {
+                throw Error(CDZ_STATUS_INTERNAL, "token " + std::to_string(token) + " is neither audio nor the end");
+            }
+        }
+        // Without verification every emitted token is an accepted draft.
+        const int32_t accepted = loop.verifies() ? std::min(step.accepted_drafts, used - 1) : used;
+        stats_.record_step(step.tree_depth, accepted, used);
+        if (after_step) after_step(decoded.codes);
+    }
+    return decoded;
+}
+
+std::vector<int32_t> Engine::continue_prompt(const std::vector<int32_t>& prompt_tokens, uint64_t seed,
+                                             double max_audio_seconds) {
+    require_synthesis_stages();
+    if (!std::isfinite(max_audio_seconds) || max_audio_seconds < 0)
+        throw Error(CDZ_STATUS_INVALID_ARGUMENT, "max_audio_seconds must be a finite number >= 0 (0: the pipeline's)");
+    start_synthesis(seed);
+    ScopedTimer wall(stats_.wall_seconds);
+    std::vector<int32_t> tokens;
+    const auto loop_start = std::chrono::steady_clock::now();
+    decode_tokens(token_prompt(prompt_tokens), max_audio_seconds, [&](int32_t token) { tokens.push_back(token); }, {});
+    stats_.loop_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - loop_start).count();
+    return tokens;
+}
+
+std::vector<float> Engine::synthesize(const SynthesisRequest& request) {
+    require_synthesis_stages();
+    EngineStages& s = *stages_;
+    if (!std::isfinite(request.max_audio_seconds) || request.max_audio_seconds < 0)
+        throw Error(CDZ_STATUS_INVALID_ARGUMENT, "max_audio_seconds must be a finite number >= 0 (0: the pipeline's)");
+    check_text_to_speak(request.text, s.backbone_info.max_sequence_length);
+
+    start_synthesis(request.seed.value_or(config_.seed));
+    ScopedTimer wall(stats_.wall_seconds);
+    Prompt prompt = text_prompt(request);
+
+    const auto& codec = s.codec->vtable<cdz_codec_vtable>();
     size_t streamed_frames = 0;
     void* stream = nullptr;
     std::unique_ptr<PluginSession> stream_guard;
@@ -395,7 +498,7 @@ std::vector<float> Engine::synthesize(const SynthesisRequest& request) {
         throw_if_error(codec.stream_create(s.codec->context(), &stream), s.codec->name());
         stream_guard = std::make_unique<PluginSession>(stream, codec.stream_destroy);
     }
-    auto stream_out = [&](bool last) {
+    auto stream_out = [&](const std::vector<int32_t>& codes, bool last) {
         const size_t ready = codes.size() - streamed_frames;
         if (!streaming || (!last && ready < stream_chunk_frames)) return;
         ScopedTimer timer(stats_.codec_seconds);
@@ -408,39 +511,16 @@ std::vector<float> Engine::synthesize(const SynthesisRequest& request) {
             throw Error(CDZ_STATUS_CANCELLED, "synthesis cancelled by the audio callback");
     };
 
-    bool finished = false;
-    size_t emitted = 0;
-    while (!finished && codes.size() < max_frames && emitted < max_tokens) {
-        context_positions_ += static_cast<double>(prompt_length + emitted);
-        ++context_steps_;
-        const StepResult step = loop.step();
-        int32_t used = 0;  // emitted tokens up to the end token or the frame limit
-        for (int32_t token : step.emitted) {
-            if (finished || codes.size() >= max_frames || emitted >= max_tokens) break;
-            ++used;
-            ++emitted;
-            if (request.on_token) request.on_token(token);
-            if (token == info.end_token) {
-                finished = true;
-            } else if (is_audio_token(info, token)) {
-                codes.push_back(static_cast<int32_t>(token - info.audio_token_offset));
-            } else if (is_phone_marker(info, token)) {
-                // The phone the target speaks next: no audio.
-            } else {
-                throw Error(CDZ_STATUS_INTERNAL, "token " + std::to_string(token) + " is neither audio nor the end");
-            }
-        }
-        // Without verification every emitted token is an accepted draft.
-        const int32_t accepted = loop.verifies() ? std::min(step.accepted_drafts, used - 1) : used;
-        stats_.record_step(step.tree_depth, accepted, used);
-        stream_out(false);
-    }
+    const auto loop_start = std::chrono::steady_clock::now();
+    const DecodedTokens decoded = decode_tokens(std::move(prompt), request.max_audio_seconds, request.on_token,
+                                                [&](const std::vector<int32_t>& codes) { stream_out(codes, false); });
+    const std::vector<int32_t>& codes = decoded.codes;
     // The streamed chunks' decoding and the audio callback are not the loop's.
     stats_.loop_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - loop_start).count() -
                           stats_.codec_seconds;
 
     if (streaming) {
-        stream_out(true);
+        stream_out(codes, true);
         return {};
     }
     std::vector<float> audio;

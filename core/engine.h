@@ -49,6 +49,14 @@ public:
     // callback cancelled.
     std::vector<float> synthesize(const SynthesisRequest& request);
 
+    // The backbone's continuation of `prompt`, sampled as a synthesis samples
+    // it (same loop, markers, limits and seed use), up to and including the
+    // end token; no frontend or codec runs. `prompt` is a token corpus
+    // line's prompt (docs/formats.md): text ids, the audio start token, and
+    // optionally a voice prompt's codes and a second audio start. For
+    // corpora of the target's own samples (self-distillation).
+    std::vector<int32_t> continue_prompt(const std::vector<int32_t>& prompt, uint64_t seed, double max_audio_seconds);
+
     // What one backbone pass costs for `sizes` tokens, and one drafter
     // proposal, measured on this machine (median of `repeats`).
     struct CostProfile {
@@ -74,6 +82,7 @@ public:
     std::vector<float> decode_audio(const Codes& codes);
     const cdz_frontend_info& frontend_info() const;  // valid with a frontend
     const cdz_codec_info& codec_info() const;        // valid with a codec
+    const cdz_backbone_info& backbone_info() const;  // valid with a backbone
     bool has_codec() const;
     bool has_frontend() const;
 
@@ -86,6 +95,27 @@ public:
     uint32_t sample_rate() const;
 
 private:
+    // A synthesis's prompt: text ids, the audio start token, and a voice
+    // prompt's codes closed by a second start token.
+    struct Prompt {
+        std::vector<int32_t> tokens;
+        size_t text_tokens = 0;   // the text ids at the start
+        size_t voice_tokens = 0;  // the voice prompt's codes
+    };
+    struct DecodedTokens {
+        std::vector<int32_t> codes;  // audio frames, codec ids
+        bool finished = false;       // the end token came
+    };
+    void require_synthesis_stages() const;
+    // Resets the statistics and reseeds every stage for one synthesis.
+    void start_synthesis(uint64_t seed);
+    Prompt text_prompt(const SynthesisRequest& request);
+    Prompt token_prompt(const std::vector<int32_t>& tokens) const;
+    std::vector<int32_t> phone_sequence(const Prompt& prompt) const;
+    // The decoding loop from `prompt` to the end token or a limit;
+    // `after_step` sees the codes so far after every step.
+    DecodedTokens decode_tokens(Prompt prompt, double max_audio_seconds, const std::function<void(int32_t)>& on_token,
+                                const std::function<void(const std::vector<int32_t>&)>& after_step);
     // The backbone ids of a voice prompt: its codec codes, one codebook.
     std::vector<int32_t> voice_prompt_tokens(const std::vector<float>& samples, int sample_rate);
 

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <memory>
 
 #include "engine.h"
 #include "error.h"
@@ -21,8 +22,8 @@ struct Synthesis {
     size_t frames() const { return static_cast<size_t>(std::lround(stats.audio_seconds * 50.0)); }
 };
 
-Synthesis synthesize(bool phone_markers, int end_after, double seconds = 4.0, bool speculative = false,
-                     double temperature = 1.0, double max_phone_seconds = 0.0) {
+std::unique_ptr<Engine> marker_engine(bool phone_markers, int end_after, double seconds = 4.0, bool speculative = false,
+                                      double temperature = 1.0, double max_phone_seconds = 0.0) {
     const std::string pipeline =
         "[pipeline]\nseed = 3\nmax_audio_seconds = " + std::to_string(seconds) + "\n"
         "[sampling]\ntemperature = " + std::to_string(temperature) +
@@ -35,14 +36,19 @@ Synthesis synthesize(bool phone_markers, int end_after, double seconds = 4.0, bo
                        "phone_markers = true\nend_after = " + std::to_string(end_after) +
                            "\nnoise = 0.5\ndepth = 3\nbranching = 2\n[acceptor]\nplugin = \"acceptor.exact\"\n"
                      : std::string());
-    Engine engine(load_pipeline_config_string(pipeline, "markers.toml", test::source_dir(),
-                                              {{test::test_plugin_dir("doubles"), "test", true}}));
+    return std::make_unique<Engine>(load_pipeline_config_string(pipeline, "markers.toml", test::source_dir(),
+                                                                {{test::test_plugin_dir("doubles"), "test", true}}));
+}
+
+Synthesis synthesize(bool phone_markers, int end_after, double seconds = 4.0, bool speculative = false,
+                     double temperature = 1.0, double max_phone_seconds = 0.0) {
+    const auto engine = marker_engine(phone_markers, end_after, seconds, speculative, temperature, max_phone_seconds);
     SynthesisRequest request;
     request.text = "Marked phones.";
     Synthesis result;
     request.on_token = [&](int32_t token) { result.tokens.push_back(token); };
-    result.audio = engine.synthesize(request);
-    result.stats = engine.stats();
+    result.audio = engine->synthesize(request);
+    result.stats = engine->stats();
     return result;
 }
 
@@ -118,6 +124,31 @@ TEST(PhoneMarkers, MaxPhoneSecondsNeedsAPhoneMarkerBackbone) {
     } catch (const Error& e) {
         EXPECT_EQ(e.code(), CDZ_STATUS_INVALID_CONFIG);
         EXPECT_NE(std::string(e.what()).find("max_phone_seconds"), std::string::npos) << e.what();
+    }
+}
+
+// Self-distillation corpora: continuing a token prompt samples what a
+// synthesis of the same text samples (same loop, markers and seed use).
+TEST(ContinuePrompt, SamplesWhatASynthesisOfTheSameTextSamples) {
+    for (const bool speculative : {false, true}) {
+        const Synthesis synthesis = synthesize(true, 60, 4.0, speculative);
+        const auto engine = marker_engine(true, 60, 4.0, speculative);
+        std::vector<int32_t> prompt = engine->text_ids("Marked phones.");  // text offset 0
+        const int32_t start = engine->backbone_info().audio_start_token;
+        if (start >= 0) prompt.push_back(start);
+        EXPECT_EQ(engine->continue_prompt(prompt, 3, 4.0), synthesis.tokens) << "speculative " << speculative;
+        EXPECT_NE(engine->continue_prompt(prompt, 4, 4.0), synthesis.tokens);
+    }
+}
+
+TEST(ContinuePrompt, APromptOutsideTheLayoutIsAnError) {
+    const auto engine = marker_engine(true, 60);
+    EXPECT_THROW(engine->continue_prompt({}, 3, 4.0), Error);
+    try {
+        engine->continue_prompt({17, 5, 95}, 3, 4.0);  // 95: an audio token among the text
+        FAIL() << "no error";
+    } catch (const Error& error) {
+        EXPECT_NE(std::string(error.what()).find("prompt token 95 at 2"), std::string::npos) << error.what();
     }
 }
 
