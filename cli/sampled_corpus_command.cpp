@@ -25,6 +25,7 @@ struct SampledCorpusOptions {
     double holdout = 0.0;
     uint64_t split_seed = 1;
     double max_seconds = 0.0;  // 0: the pipeline's
+    std::string part = "train";  // the split's part whose prompts are continued
 };
 
 // The complete lines already in `path` (a resumed run), after cutting a last
@@ -50,8 +51,9 @@ int64_t complete_lines(const std::filesystem::path& path) {
 int write_sampled_corpus(const SampledCorpusOptions& o) {
     const training::TokenCorpus corpus = training::load_token_corpus(o.corpus);
     const training::CorpusSplit split = training::split_corpus(corpus, o.holdout, o.split_seed);
+    const std::vector<const training::TokenSequence*>& prompts = o.part == "heldout" ? split.heldout : split.train;
     const auto total = static_cast<int64_t>(
-        o.limit > 0 ? std::min<size_t>(static_cast<size_t>(o.limit), split.train.size()) : split.train.size());
+        o.limit > 0 ? std::min<size_t>(static_cast<size_t>(o.limit), prompts.size()) : prompts.size());
     Engine engine(load_pipeline_config_file(o.pipeline));
 
     const int64_t done = complete_lines(o.output);
@@ -66,7 +68,7 @@ int write_sampled_corpus(const SampledCorpusOptions& o) {
     int64_t tokens = 0, unfinished = 0;
     const int32_t end_token = engine.backbone_info().end_token;
     for (int64_t i = done; i < total; ++i) {
-        const training::TokenSequence& source = *split.train[static_cast<size_t>(i)];
+        const training::TokenSequence& source = *prompts[static_cast<size_t>(i)];
         if (source.prompt_length <= 0)
             throw Error(CDZ_STATUS_INVALID_ARGUMENT, corpus.where(source) + ": a line without a prompt ('prompt | target')");
         training::TokenSequence sampled;
@@ -121,6 +123,10 @@ std::pair<CLI::App*, std::function<int()>> add_sampled_corpus_subcommand(CLI::Ap
                         "leave out the prompts `cadenza train` holds out with the same --holdout and --split-seed")
         ->check(CLI::Range(0.0, 0.5));
     sampled->add_option("--split-seed", options->split_seed, "seed of that split (default 1)");
+    sampled->add_option("--part", options->part,
+                        "the split's part whose prompts are continued: train (default), or heldout (an evaluation "
+                        "set for `cadenza train --eval-corpus`)")
+        ->check(CLI::IsMember({"train", "heldout"}));
     sampled->add_option("--max-seconds", options->max_seconds, "audio per sequence at most; 0: the pipeline's")
         ->check(CLI::Range(0.0, 3600.0));
     return {sampled, [options] { return write_sampled_corpus(*options); }};

@@ -88,6 +88,10 @@ void add_common_options(CLI::App* command, TrainOptions& o, const Defaults& defa
                         "seed of the held-out split (default: --seed); a later phase keeps an earlier phase's split");
     command->add_option("--holdout", o.holdout, "fraction of the sequences held out for evaluation (default 0.05)")
         ->check(CLI::Range(0.0, 0.999));
+    command->add_option("--eval-corpus", o.eval_corpus,
+                        "evaluate on every sequence of this token corpus instead of the held-out part (e.g. the "
+                        "target's own samples of the held-out prompts, `corpus sampled --part heldout`)")
+        ->check(CLI::ExistingFile);
     command->add_flag("--length-buckets", o.length_buckets,
                       "draw each batch from sequences of similar length: less padding, faster steps");
     command->add_option("--threads", o.threads, "LibTorch threads; 0: one per core (default 0)")

@@ -36,7 +36,7 @@ for target in "${targets[@]}"; do
   fi
   mkdir -p "$work/$target"
   cp "$seeds"/* "$work/$target/"
-  if ! (cd "$work" && "$program" -max_total_time="$seconds" -rss_limit_mb=2048 -max_len=65536 -print_final_stats=1 \
+  if ! (cd "$work" && "$program" -seed="${CADENZA_FUZZ_SEED:-1}" -max_total_time="$seconds" -rss_limit_mb=2048 -max_len=65536 -print_final_stats=1 \
         "$work/$target" > "$work/$target.log" 2>&1); then
     echo "FAIL $target: a finding (the input is in $work, kept)"; tail -30 "$work/$target.log"; trap - EXIT; status=1
     continue

@@ -23,6 +23,9 @@ struct TrainOptions {
     // The held-out split's seed when set (a later phase keeps an earlier
     // phase's split, with batches in a new order); otherwise `seed`.
     std::optional<uint64_t> split_seed;
+    // A token corpus evaluated whole at the end instead of the held-out part
+    // (e.g. the target's own samples of the held-out prompts); empty: none.
+    std::string eval_corpus;
     bool length_buckets = false;   // batches of sequences of similar length (BatchSampler)
     bool resume = false;           // continue from the checkpoint in the output
     int64_t checkpoint_every = 0;  // steps between checkpoints; 0: only at the end

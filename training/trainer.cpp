@@ -322,9 +322,18 @@ TrainResult train(TrainingTask& task, const TokenCorpus& corpus, const TrainOpti
     }
     if (result.interrupted) return result;
 
-    // Held-out evaluation.
+    // Held-out evaluation: the split's held-out part, or every sequence of --eval-corpus.
     at::NoGradGuard no_grad;
-    const std::vector<Batch> heldout = evaluation_batches(split.heldout, options.batch, options.seq_len);
+    std::vector<const TokenSequence*> evaluated = split.heldout;
+    TokenCorpus eval_corpus;
+    if (!options.eval_corpus.empty()) {
+        eval_corpus = load_token_corpus(options.eval_corpus);
+        eval_corpus.check_vocabulary(task.vocab_size(), "the model");
+        evaluated.clear();
+        for (const auto& sequence : eval_corpus.sequences) evaluated.push_back(&sequence);
+        result.heldout_sequences = static_cast<int64_t>(evaluated.size());
+    }
+    const std::vector<Batch> heldout = evaluation_batches(evaluated, options.batch, options.seq_len);
     for (const auto& batch : heldout) task.evaluate(batch, result.heldout);
     add_unigram_baseline(split.train, heldout, task.vocab_size(), result.heldout);
     return result;

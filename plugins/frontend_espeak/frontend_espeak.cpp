@@ -68,7 +68,7 @@ cdz_status* encode(void* ctx, const char* utf8_text, DLManagedTensor** out_ids) 
         const EspeakFrontend& frontend = frontend_of(ctx);
         if (!utf8_text || !out_ids) throw FrontendError(CDZ_STATUS_INVALID_ARGUMENT, "text or out_ids is NULL");
         *out_ids = nullptr;
-        decode_utf8_or_throw(utf8_text);  // strict: espeak-ng would guess at bad bytes
+        espeak::check_text(decode_utf8_or_throw(utf8_text));  // strict: espeak-ng would guess at bad bytes
         const std::string ipa = espeak::text_to_ipa(frontend.voice, utf8_text);
         const PluginLog log(*g_host, plugin_name);
         if (log.enabled(CDZ_LOG_TRACE)) log.write(CDZ_LOG_TRACE, "IPA: " + ipa);

@@ -77,6 +77,20 @@ TEST(FrontendChars, NormalizesAndMapsEachCharacter) {
     EXPECT_EQ(frontend.spell(ids), "hello, world! it's 3 o'clock...");
 }
 
+// espeak-ng 1.51 reads freed memory on an archaic Hangul jamo (found by
+// fuzz_frontend_text): refused before it reaches the library.
+TEST(FrontendEspeak, AnArchaicHangulJamoIsRefusedBeforeEspeakNg) {
+    Frontend frontend(espeak);
+    try {
+        frontend.encode("hello \xE1\x86\x86");  // U+1186
+        FAIL() << "no error";
+    } catch (const Error& error) {
+        EXPECT_NE(std::string(error.what()).find("U+1186"), std::string::npos) << error.what();
+        EXPECT_NE(std::string(error.what()).find("archaic Hangul jamo"), std::string::npos) << error.what();
+    }
+    EXPECT_FALSE(frontend.encode("hello \xE1\x84\x80").empty());  // U+1100, a modern jamo, is spoken
+}
+
 TEST(FrontendChars, InvalidUtf8IsAnErrorNamingTheByte) {
     Frontend frontend(chars);
     try {
