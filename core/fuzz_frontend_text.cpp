@@ -1,13 +1,11 @@
 // libFuzzer entry point (cmake/CadenzaFuzz.cmake): a synthesis request's text
 // as the engine hands it on: the core's check of the text, then the encode
 // entry point of a frontend plugin loaded through the core as a pipeline
-// loads it (the input's first byte picks frontend.chars or frontend.flite
-// with the shipped vocabularies). frontend.espeak is left out while
-// espeak-ng 1.51 reads freed memory on text in some scripts (archaic Hangul
-// jamo, which frontend.espeak now refuses, and Armenian letters among Latin
-// ones, which it does not yet: docs/reliability.md). Every input is encoded or
+// loads it (the input's first byte picks frontend.chars, frontend.espeak or
+// frontend.flite with the shipped vocabularies). Every input is encoded or
 // refused with cadenza::Error (an error status from the plugin); ids outside
-// the frontend's vocabulary, a crash or a sanitizer report is a bug.
+// the frontend's vocabulary, a crash or a sanitizer report is a bug, also
+// one inside espeak-ng or flite (docs/reliability.md).
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -52,8 +50,10 @@ private:
 
 LoadedFrontend& frontend(uint8_t choice) {
     static LoadedFrontend chars("plugin = \"frontend.chars\"\nvocabulary = \"../models/frontend/english_chars.vocab\"\n");
+    static LoadedFrontend espeak("plugin = \"frontend.espeak\"\nvocabulary = \"../models/frontend/ipa.vocab\"\n");
     static LoadedFrontend flite("plugin = \"frontend.flite\"\nvocabulary = \"../models/frontend/cmu_phones.vocab\"\n");
-    return choice % 2 == 0 ? chars : flite;
+    LoadedFrontend* const frontends[] = {&chars, &espeak, &flite};
+    return *frontends[choice % 3];
 }
 
 }  // namespace

@@ -110,20 +110,12 @@ void initialize(const std::string& data_path) {
     g_data_path = data_path;
 }
 
-void check_voice(const std::string& voice) {
+std::string voice_language(const std::string& voice) {
     const std::lock_guard<std::mutex> lock(g_mutex);
     select_voice(voice);
-}
-
-void check_text(const std::u32string& code_points) {
-    for (size_t i = 0; i < code_points.size(); ++i) {
-        const char32_t c = code_points[i];
-        if ((c >= 0x1180 && c <= 0x11A7) || (c >= 0x11C3 && c <= 0x11FF))
-            throw FrontendError(CDZ_STATUS_INVALID_ARGUMENT,
-                                "the text has " + describe_code_point(c) + " (character " + std::to_string(i + 1) +
-                                    "), an archaic Hangul jamo that espeak-ng 1.51 mishandles (it reads freed memory); "
-                                    "it is not passed to espeak-ng");
-    }
+    const espeak_VOICE* current = espeak_GetCurrentVoice();
+    // espeak_VOICE::languages starts with a priority byte.
+    return current && current->languages && current->languages[0] ? current->languages + 1 : voice;
 }
 
 std::string text_to_ipa(const std::string& voice, const std::string& text) {

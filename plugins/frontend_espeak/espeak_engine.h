@@ -13,17 +13,11 @@ namespace cadenza::frontend::espeak {
 // must name the same data path. Throws FrontendError.
 void initialize(const std::string& data_path);
 
-// Throws FrontendError(INVALID_CONFIG) naming `voice` when espeak-ng has no
-// such voice. A voice is a voice name or file ("en-us", "gmw/en") or a
-// language one voice declares ("en-gb").
-void check_voice(const std::string& voice);
-
-// Throws FrontendError(INVALID_ARGUMENT) naming the character when the text
-// holds one that the espeak-ng release in use mishandles: 1.51 (Debian 12)
-// reads freed memory on an archaic Hangul jamo (U+1180-U+11A7,
-// U+11C3-U+11FF; found by fuzz_frontend_text; the other jamo and the Hangul
-// syllables are fine).
-void check_text(const std::u32string& code_points);
+// The first language `voice` declares ("en-us" for "en-us" and for
+// "gmw/en-US"). Throws FrontendError(INVALID_CONFIG) naming `voice` when
+// espeak-ng has no such voice. A voice is a voice name or file ("en-us",
+// "gmw/en") or a language one voice declares ("en-gb").
+std::string voice_language(const std::string& voice);
 
 // The IPA of UTF-8 `text` spoken with `voice`: espeak-ng's clauses joined
 // with a space. Requires initialize().

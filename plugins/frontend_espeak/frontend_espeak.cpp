@@ -12,6 +12,7 @@
 #include "frontend_common/utf8.h"
 #include "frontend_common/vocabulary.h"
 #include "ipa_tokenizer.h"
+#include "voice_scripts.h"
 
 namespace cadenza::frontend {
 namespace {
@@ -23,6 +24,7 @@ const cdz_host_api* g_host = nullptr;  // set once by cdz_plugin_entry, lives as
 struct EspeakFrontend {
     Vocabulary vocabulary;
     std::string voice;
+    espeak::VoiceScripts scripts;  // of the voice: what is passed to espeak-ng
     EncoderOptions encoder;
 };
 
@@ -44,7 +46,7 @@ cdz_status* create(const cdz_instance_args* args, void** out_ctx) noexcept {
         const std::string data_path = params.get_string("data_path");
         frontend->vocabulary = Vocabulary::load(params.get_string("vocabulary"));
         espeak::initialize(data_path);
-        espeak::check_voice(frontend->voice);
+        frontend->scripts = espeak::VoiceScripts::for_language(espeak::voice_language(frontend->voice));
         *out_ctx = frontend.release();
     });
 }
@@ -68,7 +70,7 @@ cdz_status* encode(void* ctx, const char* utf8_text, DLManagedTensor** out_ids) 
         const EspeakFrontend& frontend = frontend_of(ctx);
         if (!utf8_text || !out_ids) throw FrontendError(CDZ_STATUS_INVALID_ARGUMENT, "text or out_ids is NULL");
         *out_ids = nullptr;
-        espeak::check_text(decode_utf8_or_throw(utf8_text));  // strict: espeak-ng would guess at bad bytes
+        frontend.scripts.check(decode_utf8_or_throw(utf8_text));  // strict: espeak-ng would guess at bad bytes
         const std::string ipa = espeak::text_to_ipa(frontend.voice, utf8_text);
         const PluginLog log(*g_host, plugin_name);
         if (log.enabled(CDZ_LOG_TRACE)) log.write(CDZ_LOG_TRACE, "IPA: " + ipa);

@@ -77,18 +77,37 @@ TEST(FrontendChars, NormalizesAndMapsEachCharacter) {
     EXPECT_EQ(frontend.spell(ids), "hello, world! it's 3 o'clock...");
 }
 
-// espeak-ng 1.51 reads freed memory on an archaic Hangul jamo (found by
-// fuzz_frontend_text): refused before it reaches the library.
-TEST(FrontendEspeak, AnArchaicHangulJamoIsRefusedBeforeEspeakNg) {
-    Frontend frontend(espeak);
+// espeak-ng 1.51 reads freed memory on some characters of a script other
+// than its voice's (found by fuzz_frontend_text): frontend.espeak refuses
+// every character outside the voice's scripts before it reaches the library.
+std::string refusal_of(Frontend& frontend, const std::string& text) {
     try {
-        frontend.encode("hello \xE1\x86\x86");  // U+1186
-        FAIL() << "no error";
+        frontend.encode(text);
     } catch (const Error& error) {
-        EXPECT_NE(std::string(error.what()).find("U+1186"), std::string::npos) << error.what();
-        EXPECT_NE(std::string(error.what()).find("archaic Hangul jamo"), std::string::npos) << error.what();
+        return error.what();
     }
-    EXPECT_FALSE(frontend.encode("hello \xE1\x84\x80").empty());  // U+1100, a modern jamo, is spoken
+    return "";
+}
+
+TEST(FrontendEspeak, ACharacterOutsideTheVoicesScriptsIsRefusedBeforeEspeakNg) {
+    Frontend english(espeak);
+    const std::string armenian = refusal_of(english, "It1:\xD6\x8C>sl!");  // U+058C among Latin
+    EXPECT_NE(armenian.find("U+058C"), std::string::npos) << armenian;
+    EXPECT_NE(armenian.find("character 5"), std::string::npos) << armenian;
+    EXPECT_NE(armenian.find("\"en-us\" (Latin)"), std::string::npos) << armenian;
+    EXPECT_NE(refusal_of(english, "hello \xE1\x86\x86").find("U+1186"), std::string::npos);  // archaic jamo
+    EXPECT_NE(refusal_of(english, "alpha \xCE\xB1").find("U+03B1"), std::string::npos);     // Greek
+    EXPECT_EQ(refusal_of(english, "Caf\xC3\xA9 na\xC3\xAFve \xE2\x80\x94 3\xC2\xBD \xE2\x82\xAC" "5"), "");
+}
+
+TEST(FrontendEspeak, AVoiceSpeaksItsOwnScriptAndLatin) {
+    Frontend greek(espeak + "voice = \"el\"\n");
+    EXPECT_EQ(refusal_of(greek, "\xCE\xB1\xCE\xBB\xCF\x86\xCE\xB1 alpha"), "");  // "alpha" in Greek, then Latin
+    const std::string cyrillic = refusal_of(greek, "\xD0\xB4\xD0\xB0");
+    EXPECT_NE(cyrillic.find("\"el\" (Latin, Greek)"), std::string::npos) << cyrillic;
+    Frontend korean(espeak + "voice = \"ko\"\n");
+    EXPECT_EQ(refusal_of(korean, "\xEC\x95\x88\xEB\x85\x95 \xE1\x84\x80"), "");  // syllables, a modern jamo
+    EXPECT_NE(refusal_of(korean, "\xE1\x86\x86").find("U+1186"), std::string::npos);  // archaic: never passed
 }
 
 TEST(FrontendChars, InvalidUtf8IsAnErrorNamingTheByte) {
