@@ -215,6 +215,10 @@ Command add_train_command(CLI::App& app) {
             ->required()
             ->check(CLI::ExistingFile);
         heads->add_option("--output", job->output, "heads file to write (.safetensors)")->required();
+        heads->add_option("--init-from", job->init_from,
+                          "start from this earlier heads file (same kind, --heads and output; a new schedule, as a "
+                          "second training phase)")
+            ->check(CLI::ExistingFile);
         add_code_digit_options(heads, job->code_digits, job->layout, "each head");
         heads->add_option("--distill-weight", job->distill_weight,
                           "w in (1 - w) * cross-entropy on the corpus + w * cross-entropy against the target's own "

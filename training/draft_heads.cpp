@@ -147,6 +147,37 @@ DraftHeadsTask::DraftHeadsTask(llama::LlamaWeights target, const std::string& ki
         throw Error(CDZ_STATUS_INVALID_ARGUMENT, "--distill-weight must be in [0, 1]");
 }
 
+void DraftHeadsTask::initialize_from(const std::filesystem::path& heads_file) {
+    const DraftHeads earlier = DraftHeads::load(heads_file);
+    const auto output_of = [](const DraftHeads& heads) {
+        return heads.code_digits ? "code digits " + heads.code_digits->grid().levels_text() + " from token " +
+                                       std::to_string(heads.code_digits->grid().code_offset)
+                                 : std::string("the target's head");
+    };
+    const auto hidden_of = [](const DraftHeads& heads) { return heads.count() > 0 ? heads.weights[0].size(0) : 0; };
+    std::string difference;
+    if (earlier.kind != heads_.kind)
+        difference = "its kind is " + earlier.kind + ", not " + heads_.kind;
+    else if (earlier.count() != heads_.count())
+        difference = "it has " + std::to_string(earlier.count()) + " heads, not --heads " + std::to_string(heads_.count());
+    else if (hidden_of(earlier) != hidden_of(heads_))
+        difference = "its hidden size is " + std::to_string(hidden_of(earlier)) + ", the target's " +
+                     std::to_string(hidden_of(heads_));
+    else if (output_of(earlier) != output_of(heads_))
+        difference = "its output is " + output_of(earlier) + ", this run's " + output_of(heads_);
+    if (!difference.empty())
+        throw Error(CDZ_STATUS_INVALID_CONFIG, heads_file.string() + ": cannot start from it: " + difference);
+    at::NoGradGuard no_grad;
+    for (size_t i = 0; i < heads_.weights.size(); ++i) {
+        heads_.weights[i].copy_(earlier.weights[i]);
+        heads_.biases[i].copy_(earlier.biases[i]);
+    }
+    for (size_t i = 0; i < heads_.digit_weights.size(); ++i) {
+        heads_.digit_weights[i].copy_(earlier.digit_weights[i]);
+        heads_.digit_biases[i].copy_(earlier.digit_biases[i]);
+    }
+}
+
 std::vector<TrainableParameter> DraftHeadsTask::parameters() {
     std::vector<TrainableParameter> parameters;
     for (int64_t i = 0; i < heads_.count(); ++i) {

@@ -75,6 +75,11 @@ public:
                    std::filesystem::path target_path, const drafts::CodeGrid* grid = nullptr,
                    double distill_weight = 0.0);
 
+    // Starts from an earlier heads file's weights (a second training phase):
+    // the same kind, count, hidden size and output (code digits or not).
+    // Throws Error(INVALID_CONFIG) naming the file and what differs.
+    void initialize_from(const std::filesystem::path& heads_file);
+
     std::string kind() const override { return heads_.kind; }
     int64_t vocab_size() const override { return target_.config().vocab_size; }
     int64_t max_positions() const override { return target_.config().max_position_embeddings; }

@@ -264,6 +264,10 @@ TrainResult run_draft_heads_job(const DraftHeadsJob& job, std::ostream& out, std
     DraftHeadsTask task(std::move(target), job.kind, job.heads, absolute_path(job.target), grid ? &*grid : nullptr,
                         job.distill_weight);
     describe_output(grid ? &*grid : nullptr, " per head", out);
+    if (!job.init_from.empty()) {
+        task.initialize_from(job.init_from);
+        out << "initial weights: " << job.init_from.string() << '\n';
+    }
     out << "loss: " << (job.distill_weight > 0 ? std::to_string(1 - job.distill_weight) + " * cross-entropy on the corpus + " +
                                                      std::to_string(job.distill_weight) + " * cross-entropy against the target's distribution"
                                                : std::string("cross-entropy on the corpus"))

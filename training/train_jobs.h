@@ -60,6 +60,7 @@ struct DraftHeadsJob {
     std::string code_digits;
     std::filesystem::path layout;
     double distill_weight = 0;  // weight of the target's own distribution as a soft label
+    std::filesystem::path init_from;  // an earlier heads file to start from, or empty: identity heads
     TrainOptions options;
 };
 

@@ -342,6 +342,28 @@ TEST_F(Training, CodeDigitHeadsLearnAndSaveWhatTheDrafterReads) {
         const DraftHeads loaded = DraftHeads::load(file);
         ASSERT_TRUE(loaded.code_digits);
         EXPECT_TRUE(loaded.digit_weights[1].equal(task.heads().digit_weights[1].detach()));
+
+        // A second phase starts from the file: the same heads, or an error naming what differs.
+        DraftHeadsTask second(target, "mtp", 2, target_dir, &grid, distill);
+        second.initialize_from(file);
+        for (size_t i = 0; i < 2; ++i) {
+            EXPECT_TRUE(second.heads().weights[i].equal(task.heads().weights[i].detach())) << i;
+            EXPECT_TRUE(second.heads().digit_biases[i].equal(task.heads().digit_biases[i].detach())) << i;
+        }
+        const auto refusal = [&](DraftHeadsTask other) {
+            try {
+                other.initialize_from(file);
+            } catch (const Error& error) {
+                return std::string(error.what());
+            }
+            return std::string();
+        };
+        EXPECT_NE(refusal(DraftHeadsTask(target, "medusa", 2, target_dir, &grid)).find("its kind is mtp"),
+                  std::string::npos);
+        EXPECT_NE(refusal(DraftHeadsTask(target, "mtp", 3, target_dir, &grid)).find("it has 2 heads, not --heads 3"),
+                  std::string::npos);
+        EXPECT_NE(refusal(DraftHeadsTask(target, "mtp", 2, target_dir)).find("its output is code digits"),
+                  std::string::npos);
     }
 }
 
