@@ -52,8 +52,11 @@ LoadedFrontend& frontend(uint8_t choice) {
     static LoadedFrontend chars("plugin = \"frontend.chars\"\nvocabulary = \"../models/frontend/english_chars.vocab\"\n");
     static LoadedFrontend espeak("plugin = \"frontend.espeak\"\nvocabulary = \"../models/frontend/ipa.vocab\"\n");
     static LoadedFrontend flite("plugin = \"frontend.flite\"\nvocabulary = \"../models/frontend/cmu_phones.vocab\"\n");
-    LoadedFrontend* const frontends[] = {&chars, &espeak, &flite};
-    return *frontends[choice % 3];
+    switch (choice % 3) {
+        case 0: return chars;
+        case 1: return espeak;
+        default: return flite;
+    }
 }
 
 }  // namespace

@@ -59,6 +59,12 @@ at::Tensor DraftHeads::vocabulary_logits(int64_t head, const at::Tensor& states,
     return code_digits->log_probabilities(at::linear(states, digit_weights[i], digit_biases[i]));
 }
 
+std::string DraftHeads::output_description() const {
+    return code_digits ? "code digits " + code_digits->grid().levels_text() + " from token " +
+                             std::to_string(code_digits->grid().code_offset)
+                       : std::string("vocabulary");
+}
+
 at::Tensor DraftHeads::apply(int64_t head, const at::Tensor& hidden) const {
     const auto i = static_cast<size_t>(head);
     return hidden + at::silu(at::linear(hidden, weights[i], biases[i]));
@@ -149,11 +155,6 @@ DraftHeadsTask::DraftHeadsTask(llama::LlamaWeights target, const std::string& ki
 
 void DraftHeadsTask::initialize_from(const std::filesystem::path& heads_file) {
     const DraftHeads earlier = DraftHeads::load(heads_file);
-    const auto output_of = [](const DraftHeads& heads) {
-        return heads.code_digits ? "code digits " + heads.code_digits->grid().levels_text() + " from token " +
-                                       std::to_string(heads.code_digits->grid().code_offset)
-                                 : std::string("the target's head");
-    };
     const auto hidden_of = [](const DraftHeads& heads) { return heads.count() > 0 ? heads.weights[0].size(0) : 0; };
     std::string difference;
     if (earlier.kind != heads_.kind)
@@ -163,8 +164,8 @@ void DraftHeadsTask::initialize_from(const std::filesystem::path& heads_file) {
     else if (hidden_of(earlier) != hidden_of(heads_))
         difference = "its hidden size is " + std::to_string(hidden_of(earlier)) + ", the target's " +
                      std::to_string(hidden_of(heads_));
-    else if (output_of(earlier) != output_of(heads_))
-        difference = "its output is " + output_of(earlier) + ", this run's " + output_of(heads_);
+    else if (earlier.output_description() != heads_.output_description())
+        difference = "its output is " + earlier.output_description() + ", this run's " + heads_.output_description();
     if (!difference.empty())
         throw Error(CDZ_STATUS_INVALID_CONFIG, heads_file.string() + ": cannot start from it: " + difference);
     at::NoGradGuard no_grad;
@@ -192,11 +193,7 @@ std::vector<TrainableParameter> DraftHeadsTask::parameters() {
 }
 
 std::vector<std::pair<std::string, std::string>> DraftHeadsTask::settings() const {
-    const auto& digits = heads_.code_digits;
-    return {{"cadenza.train.heads_output",
-             digits ? "code digits " + digits->grid().levels_text() + " from token " +
-                          std::to_string(digits->grid().code_offset)
-                    : std::string("vocabulary")},
+    return {{"cadenza.train.heads_output", heads_.output_description()},
             {"cadenza.train.distill_weight", std::to_string(distill_weight_)}};
 }
 

@@ -47,6 +47,8 @@ struct DraftHeads {
               const std::vector<std::pair<std::string, std::string>>& metadata = {}) const;
 
     int64_t count() const { return static_cast<int64_t>(weights.size()); }
+    // "code digits 8,8,8,4,4 from token 58" or "vocabulary" (the target's head).
+    std::string output_description() const;
     // h_i from hidden states [..., H].
     at::Tensor apply(int64_t head, const at::Tensor& hidden) const;
     // Head `head`'s logits over the vocabulary from its states h_i [N, H]:

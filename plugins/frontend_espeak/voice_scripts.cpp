@@ -25,7 +25,7 @@ namespace {
 // punctuation and symbols, general punctuation, super- and subscripts,
 // currency, letterlike symbols, number forms, arrows and mathematical
 // operators.
-const CodeRange common_ranges[] = {
+const std::initializer_list<CodeRange> common_ranges = {
     {0x09, 0x0A}, {0x0D, 0x0D}, {0x20, 0x7E}, {0xA0, 0xBF}, {0xD7, 0xD7}, {0xF7, 0xF7}, {0x2000, 0x22FF},
 };
 
@@ -84,12 +84,10 @@ VoiceScripts VoiceScripts::for_language(const std::string& language) {
 }
 
 void VoiceScripts::check(const std::u32string& code_points) const {
-    const CodeRange* const common_end = common_ranges + sizeof(common_ranges) / sizeof(common_ranges[0]);
     for (size_t i = 0; i < code_points.size(); ++i) {
         const char32_t c = code_points[i];
-        if (std::any_of(common_ranges, common_end, [&](const CodeRange& r) { return c >= r.first && c <= r.last; }))
-            continue;
-        if (std::any_of(scripts_.begin(), scripts_.end(), [&](const Script* s) { return in_ranges(c, s->ranges); }))
+        if (in_ranges(c, common_ranges) ||
+            std::any_of(scripts_.begin(), scripts_.end(), [&](const Script* s) { return in_ranges(c, s->ranges); }))
             continue;
         throw FrontendError(CDZ_STATUS_INVALID_ARGUMENT,
                             "the text has " + describe_code_point(c) + " (character " + std::to_string(i + 1) +
