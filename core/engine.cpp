@@ -1,4 +1,5 @@
 #include "engine.h"
+#include "codec_calls.h"
 #include "decoding_loop.h"
 #include "engine_stages.h"
 
@@ -18,51 +19,11 @@
 #include "wav_file.h"
 #include "sampling.h"
 #include "status_object.h"
+#include "synthesis_audio_stream.h"
 
 namespace cadenza {
 namespace {
 
-// Audio given or decoded must be numbers: NaN weights in a codec gave
-// all-NaN audio with status OK (and -32768 in a WAV), NaN in a voice prompt
-// went on into the codec. `what` names the audio; `status` says whose fault.
-void check_finite_audio(const float* samples, size_t count, cdz_status_code status, const std::string& what) {
-    for (size_t i = 0; i < count; ++i)
-        if (!std::isfinite(samples[i]))
-            throw Error(status, what + " has a non-finite sample (at " + std::to_string(i) + " of " +
-                                    std::to_string(count) + ")");
-}
-
-// A codec's output: its model is at fault, a configuration error.
-void check_decoded_audio(const ManagedTensor& audio, int64_t count, const std::string& stage) {
-    check_finite_audio(audio.data<float>(), static_cast<size_t>(count), CDZ_STATUS_INVALID_CONFIG,
-                       stage + ": decoded audio");
-}
-
-constexpr DLDataType int32_type{kDLInt, 32, 1};
-
-// The codec's audio for codes [codebooks, frames], whole, checked.
-std::vector<float> decode_whole(const PluginInstance& codec, const int32_t* codes, int64_t codebooks, int64_t frames) {
-    TensorView view(codes, int32_type, {codebooks, frames});
-    ManagedTensor decoded;
-    throw_if_error(codec.vtable<cdz_codec_vtable>().decode(codec.context(), view.get(), decoded.out()),
-                   codec.name() + ": decode");
-    const auto shape = decoded.expect(kDLFloat, 32, 1, codec.name() + ": audio");
-    check_decoded_audio(decoded, shape[0], codec.name() + ": decode");
-    return std::vector<float>(decoded.data<float>(), decoded.data<float>() + shape[0]);
-}
-
-// The audio that `frames` more codes of one codebook make final in a codec
-// stream, checked (maybe empty).
-ManagedTensor decode_stream_piece(const PluginInstance& codec, void* stream, const int32_t* codes, int64_t frames,
-                                  bool last) {
-    TensorView view(codes, int32_type, {1, frames});
-    ManagedTensor audio;
-    throw_if_error(codec.vtable<cdz_codec_vtable>().stream_decode(stream, view.get(), last ? 1 : 0, audio.out()),
-                   codec.name() + ": stream_decode");
-    const auto shape = audio.expect(kDLFloat, 32, 1, codec.name() + ": audio");
-    check_decoded_audio(audio, shape[0], codec.name() + ": stream_decode");
-    return audio;
-}
 // The text and audio ranges and the two special tokens must lie inside the
 // vocabulary and apart: an end token among the text ids, or a start token
 // that is also a code, decodes silently wrong.
@@ -104,8 +65,6 @@ constexpr int64_t whole_decode_frames = 3000;
 constexpr int64_t long_decode_chunk_frames = 500;
 constexpr double max_decoded_seconds = 3600.0;
 
-// Frames decoded at once when streaming: 200 ms at 50 frames per second.
-constexpr size_t stream_chunk_frames = 10;
 
 }  // namespace
 
@@ -489,38 +448,27 @@ std::vector<float> Engine::synthesize(const SynthesisRequest& request) {
     ScopedTimer wall(stats_.wall_seconds);
     Prompt prompt = text_prompt(request);
 
-    const auto& codec = s.codec->vtable<cdz_codec_vtable>();
-    size_t streamed_frames = 0;
-    void* stream = nullptr;
-    std::unique_ptr<PluginSession> stream_guard;
-    const bool streaming = static_cast<bool>(request.on_audio) && s.codec_info.can_stream;
-    if (streaming) {
-        throw_if_error(codec.stream_create(s.codec->context(), &stream), s.codec->name());
-        stream_guard = std::make_unique<PluginSession>(stream, codec.stream_destroy);
-    }
-    auto stream_out = [&](const std::vector<int32_t>& codes, bool last) {
-        const size_t ready = codes.size() - streamed_frames;
-        if (!streaming || (!last && ready < stream_chunk_frames)) return;
-        ScopedTimer timer(stats_.codec_seconds);
-        const ManagedTensor audio = decode_stream_piece(*s.codec, stream, codes.data() + streamed_frames,
-                                                        static_cast<int64_t>(ready), last);
-        streamed_frames = codes.size();
-        const int64_t count = audio.dl().shape[0];
-        stats_.audio_seconds += static_cast<double>(count) / s.codec_info.sample_rate;
-        if (count > 0 && !request.on_audio(audio.data<float>(), static_cast<size_t>(count)))
-            throw Error(CDZ_STATUS_CANCELLED, "synthesis cancelled by the audio callback");
-    };
-
+    // The audio callback gets the audio as it is decoded when the codec can stream.
+    std::unique_ptr<SynthesisAudioStream> audio_stream;
+    if (request.on_audio && s.codec_info.can_stream)
+        audio_stream =
+            std::make_unique<SynthesisAudioStream>(*s.codec, s.codec_info, request.on_audio, config_.codec_thread);
+    double streaming_seconds = 0.0;  // the loop's time in after_step: not the loop's
     const auto loop_start = std::chrono::steady_clock::now();
-    const DecodedTokens decoded = decode_tokens(std::move(prompt), request.max_audio_seconds, request.on_token,
-                                                [&](const std::vector<int32_t>& codes) { stream_out(codes, false); });
+    auto after_step = [&](const std::vector<int32_t>& codes) {
+        if (!audio_stream) return;
+        ScopedTimer timer(streaming_seconds);
+        audio_stream->after_step(codes);
+    };
+    const DecodedTokens decoded = decode_tokens(std::move(prompt), request.max_audio_seconds, request.on_token, after_step);
     const std::vector<int32_t>& codes = decoded.codes;
-    // The streamed chunks' decoding and the audio callback are not the loop's.
-    stats_.loop_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - loop_start).count() -
-                          stats_.codec_seconds;
+    stats_.loop_seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - loop_start).count() - streaming_seconds;
 
-    if (streaming) {
-        stream_out(codes, true);
+    if (audio_stream) {
+        audio_stream->finish(codes);
+        stats_.codec_seconds = audio_stream->codec_seconds();
+        stats_.audio_seconds = audio_stream->audio_seconds();
         return {};
     }
     std::vector<float> audio;

@@ -27,6 +27,9 @@ const cdz_param_spec pipeline_specs[] = {
      "plugin directories or libraries searched first, relative to this file"},
     {"voice_prompt", CDZ_PARAM_STRING, "\"\"", 0, 0, 0, nullptr,
      "audio file of the voice to imitate when a synthesis gives none, relative to this file; empty: none"},
+    {"codec_thread", CDZ_PARAM_BOOL, "true", 0, 0, 0, nullptr,
+     "when audio is streamed: the codec decodes on a second thread beside the decoding loop; false decodes "
+     "between steps on the synthesis thread (the audio is the same)"},
 };
 
 const cdz_param_spec sampling_specs[] = {
@@ -117,6 +120,7 @@ private:
         if (auto* name = value("name")) config_.name = name->text;
         if (auto* seed = value("seed")) config_.seed = static_cast<uint64_t>(seed->integer);
         if (auto* seconds = value("max_audio_seconds")) config_.max_audio_seconds = seconds->number;
+        if (auto* thread = value("codec_thread")) config_.codec_thread = thread->boolean;
         if (auto* device = value("device")) {
             static const std::regex device_pattern("cpu|cuda(:[0-9]+)?");
             if (std::regex_match(device->text, device_pattern)) {
@@ -259,6 +263,7 @@ std::string PipelineConfig::to_toml() const {
         out << (i ? ", " : "") << toml_string_literal(plugin_paths[i].string());
     out << "]\n";
     out << "voice_prompt = " << toml_string_literal(voice_prompt.string()) << '\n';
+    out << "codec_thread = " << (codec_thread ? "true" : "false") << '\n';
     out << "\n[sampling]\n";
     out << "temperature = " << toml_float_literal(sampling.temperature) << '\n';
     out << "top_k = " << sampling.top_k << '\n';

@@ -30,6 +30,7 @@ struct PipelineConfig {
     double max_audio_seconds = 0.0;
     std::vector<std::filesystem::path> plugin_paths;
     std::filesystem::path voice_prompt;     // empty: none
+    bool codec_thread = true;               // streamed audio decodes on a thread beside the loop
     cdz_sampling sampling{};
     double guidance_scale = 1.0;            // classifier-free guidance on the text; 1: off
     double max_phone_seconds = 0.0;         // a phone marker's phone ends by force after this; 0: no limit

@@ -166,7 +166,8 @@ typedef struct cdz_stats {
     double acceptance_rate[CDZ_STATS_MAX_POSITIONS]; /* per draft depth */
     /* Since ABI 0.3. The decoding loop from the prompt's prefill to the last
      * token, its part outside draft, verify and accept (sampling,
-     * bookkeeping), and the codec's decoding. */
+     * bookkeeping), and the codec's decoding (streamed with the pipeline's
+     * codec_thread: the decode thread's busy time, beside the loop). */
     double loop_seconds;
     double loop_overhead_seconds;
     double codec_seconds;

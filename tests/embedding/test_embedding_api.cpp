@@ -33,6 +33,12 @@ std::string doubles_pipeline(const std::string& extra = "", const std::string& s
            "[sampling]\n" + sampling + "\n" + extra;
 }
 
+// The doubles' pipeline with [pipeline] codec_thread set ("true" or "false").
+std::string doubles_pipeline_with_codec_thread(const std::string& codec_thread) {
+    std::string text = doubles_pipeline();
+    return text.insert(text.find("[frontend]"), "codec_thread = " + codec_thread + "\n");
+}
+
 Pipeline load(const std::string& text) {
     const std::string doubles = std::string(TEST_PLUGIN_DIR) + "/doubles";
     const std::string c_plugin = std::string(TEST_PLUGIN_DIR) + "/c_plugin";
@@ -144,38 +150,53 @@ TEST(EmbeddingApi, StatisticsDescribeTheLastRun) {
 }
 
 TEST(EmbeddingApi, StreamingDeliversTheSameAudioInChunks) {
-    Pipeline pipeline = load(doubles_pipeline());
-    ASSERT_TRUE(pipeline);
-    const auto whole = synthesize(pipeline.get(), "Streaming.", 8);
     struct Collected {
         std::vector<float> samples;
         int chunks = 0;
-    } collected;
-    cdz_synthesis_params params = cdz_synthesis_default_params();
-    params.use_seed = 1;
-    params.seed = 8;
+    };
     auto collect = [](const float* samples, size_t count, uint32_t rate, void* user) -> int {
         auto* c = static_cast<Collected*>(user);
         c->samples.insert(c->samples.end(), samples, samples + count);
         ++c->chunks;
         return rate == 16000 ? 0 : 1;
     };
-    Status status(cdz_pipeline_synthesize_stream(pipeline.get(), "Streaming.", &params, collect, &collected));
-    ASSERT_EQ(status, nullptr) << message_of(status);
-    EXPECT_EQ(collected.samples, whole);
-    EXPECT_EQ(collected.chunks, 6);  // 60 frames in chunks of 10
+    // The codec decodes on a thread beside the loop (the default) or between steps.
+    for (const char* codec_thread : {"true", "false"}) {
+        SCOPED_TRACE(std::string("codec_thread = ") + codec_thread);
+        Pipeline pipeline = load(doubles_pipeline_with_codec_thread(codec_thread));
+        ASSERT_TRUE(pipeline);
+        const auto whole = synthesize(pipeline.get(), "Streaming.", 8);
+        Collected collected;
+        cdz_synthesis_params params = cdz_synthesis_default_params();
+        params.use_seed = 1;
+        params.seed = 8;
+        Status status(cdz_pipeline_synthesize_stream(pipeline.get(), "Streaming.", &params, collect, &collected));
+        ASSERT_EQ(status, nullptr) << message_of(status);
+        EXPECT_EQ(collected.samples, whole);
+        EXPECT_EQ(collected.chunks, 6);  // 60 frames in chunks of 10, one call each, whenever they come
+        cdz_stats stats{};
+        stats.struct_size = sizeof(stats);
+        ASSERT_EQ(Status(cdz_pipeline_get_stats(pipeline.get(), &stats)), nullptr);
+        EXPECT_DOUBLE_EQ(stats.audio_seconds, 60 * 320 / 16000.0);
+        EXPECT_GT(stats.codec_seconds, 0.0);
+    }
 }
 
 TEST(EmbeddingApi, TheCallbackCanCancelAndThePipelineStaysUsable) {
-    Pipeline pipeline = load(doubles_pipeline());
-    ASSERT_TRUE(pipeline);
-    int calls = 0;
-    auto cancel = [](const float*, size_t, uint32_t, void* user) -> int { return ++*static_cast<int*>(user) >= 2; };
-    Status status(cdz_pipeline_synthesize_stream(pipeline.get(), "Cancel me.", nullptr, cancel, &calls));
-    ASSERT_NE(status, nullptr);
-    EXPECT_EQ(cdz_status_get_code(status.get()), CDZ_STATUS_CANCELLED);
-    EXPECT_EQ(calls, 2);
-    EXPECT_EQ(synthesize(pipeline.get(), "Still works.", 1).size(), 60u * 320u);
+    // The callback goes on after the first chunk and cancels at the second,
+    // whether the codec decodes between steps or beside the loop.
+    for (const char* codec_thread : {"false", "true"}) {
+        SCOPED_TRACE(std::string("codec_thread = ") + codec_thread);
+        Pipeline pipeline = load(doubles_pipeline_with_codec_thread(codec_thread));
+        ASSERT_TRUE(pipeline);
+        int calls = 0;
+        auto cancel = [](const float*, size_t, uint32_t, void* user) -> int { return ++*static_cast<int*>(user) >= 2; };
+        Status status(cdz_pipeline_synthesize_stream(pipeline.get(), "Cancel me.", nullptr, cancel, &calls));
+        ASSERT_NE(status, nullptr);
+        EXPECT_EQ(cdz_status_get_code(status.get()), CDZ_STATUS_CANCELLED);
+        EXPECT_EQ(calls, 2);
+        EXPECT_EQ(synthesize(pipeline.get(), "Still works.", 1).size(), 60u * 320u);
+    }
 }
 
 TEST(EmbeddingApi, AGreedyAcceptorWithoutDraftsEqualsGreedyDecoding) {
