@@ -24,6 +24,7 @@ struct BenchOptions {
     uint64_t seed = 1;
     int repeats = 20;
     size_t max_texts = 0;
+    size_t rounds = 0;  // speech suite; 0: one per 10 sentences
     SpeechSentenceSource sentences;
     recognition::TranscriptionOptions recognition;
 };
@@ -115,6 +116,7 @@ int run_bench(const BenchOptions& options, const SuiteOptions& suite_options) {
     speech.sentences = options.sentences;
     speech.seed = options.seed;
     speech.repeats = options.repeats;
+    speech.rounds = options.rounds;
     speech.recognition = options.recognition;
     speech.json_file = options.json_file;
     speech.csv_file = options.csv_file;
@@ -158,6 +160,10 @@ Command add_bench_command(CLI::App& app) {
         ->check(CLI::IsMember({"train", "dev", "test"}));
     bench->add_option("--limit", options->sentences.limit,
                       "speech suite: the first N sentences of the prompts file (default 100; 0: all)");
+    bench->add_option("--rounds", options->rounds,
+                      "speech suite: time the sentences in this many rounds, each running every pipeline on its "
+                      "block of sentences in turn, so that a machine whose speed drifts slows every pipeline alike "
+                      "(default: one round per 10 sentences)");
     bench->add_option("--jobs,-j", options->recognition.jobs,
                       "speech suite: recognition threads, each with its own decoder (default: one per core)")
         ->check(CLI::NonNegativeNumber);

@@ -53,8 +53,10 @@ PipelineFigures compute_figures(const PipelineRun& run, const PipelineRun& basel
     f.real_time_factor = s.wall_seconds > 0 ? s.audio_seconds / s.wall_seconds : 0.0;
     f.acceptance_by_position = s.acceptance_by_depth();
 
+    f.target_wall_share = s.wall_seconds > 0 ? s.verify_seconds / s.wall_seconds : 0.0;
     const double one = cost_at(run.costs, 1);
     if (one <= 0) return f;
+    f.one_pass_rate_share = f.tokens_per_second * one;
     // A verifying step evaluates the pending token and every draft node; a
     // non-verifying one evaluates the tokens it emitted last time.
     const double evaluated = run.verifies ? run.costs.draft_nodes + 1.0 : std::max(1.0, f.mean_accepted_length);
@@ -123,6 +125,20 @@ void print_bench_details(std::ostream& out, const std::vector<PipelineRun>& runs
                 << " level(s), " << c.draft_nodes << " node(s) = " << fixed(figures[i].draft_relative_cost, 3)
                 << " of a target token per level";
         out << '\n';
+    }
+    bool plain_heading = false;
+    for (size_t i = 0; i < runs.size(); ++i) {
+        if (runs[i].has_drafter || figures[i].one_pass_rate_share <= 0) continue;
+        if (!plain_heading) out << "\nplain decoding: tok/s against one target pass per token, 1 / cost(1); the target's passes (prefill included) against wall time\n";
+        plain_heading = true;
+        const auto& s = runs[i].stats;
+        const double one = cost_at(runs[i].costs, 1);
+        out << "  " << std::left << std::setw(22) << runs[i].name.substr(0, 21) << std::right
+            << fixed(figures[i].tokens_per_second, 1) << " tok/s = " << fixed(figures[i].one_pass_rate_share, 2)
+            << " of 1 / " << fixed(one * 1e3, 2) << " ms (" << fixed(1.0 / one, 1) << " tok/s); target passes "
+            << fixed(s.verify_seconds, 1) << " s of " << fixed(s.wall_seconds, 1) << " s wall ("
+            << percent(s.verify_seconds, s.wall_seconds) << "), outside them "
+            << percent(std::max(0.0, s.wall_seconds - s.verify_seconds), s.wall_seconds) << "\n";
     }
     out << "\nceiling = mean accepted length / (cost(nodes + 1) / cost(1) + depth * draft / target); "
            "realized = speedup / ceiling\n";
@@ -204,6 +220,8 @@ nlohmann::json bench_json(const std::vector<PipelineRun>& runs, const std::vecto
                          {"loop_overhead", s.loop_overhead_seconds()}, {"codec", s.codec_seconds}}},
             {"ceiling", f.ceiling},
             {"realized", f.realized},
+            {"one_pass_rate_share", f.one_pass_rate_share},
+            {"target_wall_share", f.target_wall_share},
             {"costs", costs},
         });
     }

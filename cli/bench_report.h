@@ -33,6 +33,11 @@ struct PipelineFigures {
     double draft_relative_cost = 0;   // one draft level / one target token
     double ceiling = 1;               // E[tokens per step] / (verify + depth * draft)
     double realized = 0;              // speedup / ceiling
+    // Plain decoding's figures: tok/s * cost(1), the share of the fastest
+    // rate (one target pass per token) reached; and the target's passes
+    // (prefill included) as a share of wall time.
+    double one_pass_rate_share = 0;
+    double target_wall_share = 0;
 };
 
 // Linear interpolation of the measured costs at `size` tokens.

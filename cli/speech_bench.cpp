@@ -1,5 +1,6 @@
 #include "speech_bench.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -49,17 +50,17 @@ void check_before_running(const SpeechBenchOptions& options) {
     }
 }
 
-SpeechPipelineResult time_pipeline(Engine& engine, const std::string& file, const SpeechSentenceSet& set,
-                                   const SpeechBenchOptions& options, const std::string& position,
-                                   PipelineAudio& audio) {
-    SpeechPipelineResult result;
+// Sentences [begin, end) through `engine`, appended to `result` and `audio`.
+void time_sentences(Engine& engine, const std::string& file, const SpeechSentenceSet& set, size_t begin, size_t end,
+                    const SpeechBenchOptions& options, const std::string& position, SpeechPipelineResult& result,
+                    PipelineAudio& audio) {
     result.run.file = file;
     result.run.name = engine.config().name;
     result.run.has_drafter = engine.has_drafter();
     result.run.verifies = engine.verifies_drafts();
     audio.sample_rate = static_cast<int>(engine.sample_rate());
     const bool streams = engine.has_codec() && engine.codec_info().can_stream;
-    for (size_t i = 0; i < set.sentences.size(); ++i) {
+    for (size_t i = begin; i < end; ++i) {
         const SpeechSentence& sentence = set.sentences[i];
         std::cerr << "\r" << position << result.run.name << ": sentence " << i + 1 << "/" << set.sentences.size()
                   << std::flush;
@@ -102,10 +103,6 @@ SpeechPipelineResult time_pipeline(Engine& engine, const std::string& file, cons
         result.sentences.push_back(synthesis);
         audio.sentences.push_back(std::move(samples));
     }
-    std::cerr << "\r" << position << result.run.name << ": measuring costs   " << std::flush;
-    result.run.costs = measure_bench_costs(engine, options.repeats);
-    std::cerr << "\r" << std::string(72, ' ') << "\r" << std::flush;
-    return result;
 }
 
 // Each original recording encoded and decoded by the pipeline's codec; none
@@ -201,24 +198,38 @@ int run_speech_bench(const SpeechBenchOptions& options) {
     std::vector<PipelineConfig> configs;
     for (const auto& file : options.pipelines) configs.push_back(load_pipeline_config_file(file));
 
-    std::vector<PipelineAudio> audio;
-    PipelineAudio resynthesis;
-    for (size_t p = 0; p < options.pipelines.size(); ++p) {
-        const std::string& file = options.pipelines[p];
-        Engine engine(std::move(configs[p]));
-        if (p == 0) {
-            if (!engine.has_codec())
-                throw Error(CDZ_STATUS_INVALID_CONFIG, file + ": the speech suite needs pipelines with a [codec]");
-            // The prompts file counts frames of the codec it was made with:
-            // the first pipeline's, normally the same for all.
-            cut_voice_prompts(result.sentences, static_cast<int>(engine.codec_info().sample_rate),
-                              engine.codec_info().frame_rate);
+    const size_t count = result.sentences.sentences.size(), pipelines = options.pipelines.size();
+    const size_t rounds = std::max<size_t>(1, std::min(count, options.rounds > 0 ? options.rounds : (count + 9) / 10));
+    result.rounds = rounds;
+    std::vector<PipelineAudio> audio(pipelines);
+    result.pipelines.resize(pipelines);
+    std::vector<std::vector<Engine::CostProfile>> costs(pipelines);
+    for (size_t round = 0; round < rounds; ++round) {
+        const size_t begin = count * round / rounds, end = count * (round + 1) / rounds;
+        for (size_t p = 0; p < pipelines; ++p) {
+            const std::string& file = options.pipelines[p];
+            Engine engine(configs[p]);
+            if (round == 0 && p == 0) {
+                if (!engine.has_codec())
+                    throw Error(CDZ_STATUS_INVALID_CONFIG, file + ": the speech suite needs pipelines with a [codec]");
+                // The prompts file counts frames of the codec it was made with:
+                // the first pipeline's, normally the same for all.
+                cut_voice_prompts(result.sentences, static_cast<int>(engine.codec_info().sample_rate),
+                                  engine.codec_info().frame_rate);
+            }
+            const std::string position = "[round " + std::to_string(round + 1) + "/" + std::to_string(rounds) + ", " +
+                                         std::to_string(p + 1) + "/" + std::to_string(pipelines) + "] ";
+            time_sentences(engine, file, result.sentences, begin, end, options, position, result.pipelines[p], audio[p]);
+            std::cerr << "\r" << position << result.pipelines[p].run.name << ": measuring costs   " << std::flush;
+            costs[p].push_back(measure_bench_costs(engine, options.repeats));
+            std::cerr << "\r" << std::string(80, ' ') << "\r" << std::flush;
         }
-        const std::string position =
-            "[" + std::to_string(p + 1) + "/" + std::to_string(options.pipelines.size()) + "] ";
-        audio.emplace_back();
-        result.pipelines.push_back(time_pipeline(engine, file, result.sentences, options, position, audio.back()));
-        if (p == 0) resynthesis = resynthesize_originals(engine, result.sentences);
+    }
+    for (size_t p = 0; p < pipelines; ++p) result.pipelines[p].run.costs = median_costs(costs[p]);
+    PipelineAudio resynthesis;
+    {
+        Engine first(configs[0]);
+        resynthesis = resynthesize_originals(first, result.sentences);
     }
     for (auto& sentence : result.sentences.sentences) std::vector<float>().swap(sentence.voice_prompt);
     for (auto& pipeline : result.pipelines)

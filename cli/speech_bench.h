@@ -1,6 +1,6 @@
 // `cadenza bench --suite speech`: every pipeline on the same test sentences
-// with their voice prompts and seeds, timed one after the other in one
-// process; then pocketsphinx judges the speech of each, and the original
+// with their voice prompts and seeds, timed in rounds (every pipeline on a
+// block of sentences, then the next block) in one process; then pocketsphinx judges the speech of each, and the original
 // recordings as the reference (docs/benchmark.md, "The speech suite").
 #pragma once
 
@@ -17,7 +17,12 @@ struct SpeechBenchOptions {
     std::vector<std::string> pipelines;  // the first is the baseline
     SpeechSentenceSource sentences;
     uint64_t seed = 1;  // sentence i uses seed + i
-    int repeats = 20;   // of each cost measurement
+    int repeats = 20;   // of each cost measurement, in each round
+    // The sentences are timed in this many rounds of consecutive sentences;
+    // each round runs every pipeline on its sentences in turn, so that a
+    // machine whose speed drifts slows every pipeline alike. 0: one round per
+    // 10 sentences.
+    size_t rounds = 0;
     recognition::TranscriptionOptions recognition;
     std::string json_file, csv_file, plot_file;  // empty: not written
 };

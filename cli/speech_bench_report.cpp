@@ -178,7 +178,8 @@ void print_speech_bench(std::ostream& out, const SpeechBenchResult& result) {
         << " s of original audio), each with its voice prompt and seed " << result.seed << " + i in every pipeline";
     if (set.skipped_without_prompt > 0)
         out << "; " << set.skipped_without_prompt << " utterance(s) without a voice prompt skipped";
-    out << "\nspeedup is over the first pipeline in this run\n";
+    out << "\nspeedup is over the first pipeline in this run; timed in " << result.rounds
+        << " round(s), each running every pipeline on its block of sentences in turn\n";
     out << "original audio (the reference): WER " << fixed(percent(original.words), 1) << " % ("
         << original.words.errors() << " errors / " << original.words.reference_length << " words), CER "
         << fixed(percent(original.characters), 1) << " %\n";
@@ -222,6 +223,7 @@ nlohmann::json speech_bench_json(const SpeechBenchResult& result) {
     json["split"] = result.source.split;
     json["limit"] = result.source.limit;
     json["seed"] = result.seed;
+    json["rounds"] = result.rounds;
     json["sentence_count"] = result.sentences.sentences.size();
     json["skipped_without_prompt"] = result.sentences.skipped_without_prompt;
     json["original_audio_seconds"] = result.original_errors.audio_seconds;

@@ -54,6 +54,7 @@ struct SpeechPipelineResult {
 struct SpeechBenchResult {
     SpeechSentenceSource source;
     uint64_t seed = 1;
+    size_t rounds = 1;            // of the timing (SpeechBenchOptions::rounds)
     SpeechSentenceSet sentences;  // their voice prompts already released
     recognition::RecognizerSettings recognizer;
     int recognition_jobs = 1;

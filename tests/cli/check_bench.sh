@@ -18,3 +18,8 @@ echo "$output" | grep -q "target m=1:" || { echo "no cost table"; exit 1; }
 echo "$output" | grep -q "ceiling = mean accepted length" || { echo "no ceiling explanation"; exit 1; }
 grep -q '"mean_accepted_length"' "$json" || { echo "the JSON lacks the figures"; exit 1; }
 [ "$(grep -c '"speedup"' "$json")" -eq 3 ] || { echo "the JSON does not hold three pipelines"; exit 1; }
+# Plain decoding only (no drafter): its rate against one target pass per token.
+echo "$output" | grep -Eq "^  plain +[0-9.]+ tok/s = [0-9.]+ of 1 / [0-9.]+ ms \([0-9.]+ tok/s\); target passes [0-9.]+ s of [0-9.]+ s wall \([0-9]+%\), outside them [0-9]+%$" ||
+    { echo "no plain-decoding line"; exit 1; }
+[ "$(echo "$output" | grep -c " of 1 / ")" -eq 1 ] || { echo "a drafting pipeline got a plain-decoding line"; exit 1; }
+grep -q '"one_pass_rate_share"' "$json" || { echo "the JSON lacks the plain-decoding figures"; exit 1; }

@@ -63,7 +63,18 @@ grep -q "dWER codec pt" table.txt || fail "no column of WER over the resynthesis
 grep -q "WER %" table.txt && grep -q "TTFA ms" table.txt && grep -q "RTF aud/s" table.txt || fail "missing columns"
 grep -Eq "^plain +[0-9]+ +[0-9.]+ +1.00x +1.00 " table.txt || fail "the baseline row is wrong"
 grep -Eq "^chain +[0-9]+ " table.txt || fail "no row for chain"
-grep -q "\[3/3\] tight: sentence 2/2" progress.txt || fail "no progress"
+grep -q "\[round 1/1, 3/3\] tight: sentence 2/2" progress.txt || fail "no progress"
+grep -q "timed in 1 round(s)" table.txt || fail "the heading does not say the rounds"
+
+# In two rounds (one sentence each, every pipeline in turn) the speech is the
+# same: each sentence keeps its seed.
+"$cadenza" bench --suite speech "${common[@]}" --rounds 2 --json rounds.json > rounds.txt 2> rounds-progress.txt ||
+  fail "the run in two rounds failed: $(cat rounds-progress.txt)"
+grep -q "\[round 2/2, 2/2\] chain: sentence 2/2" rounds-progress.txt || fail "no progress of the second round"
+grep -q "timed in 2 round(s)" rounds.txt || fail "the heading does not say 2 rounds"
+hypotheses() { grep '"hypothesis"' "$1"; }
+[ "$(hypotheses out.json | head -4)" = "$(hypotheses rounds.json | head -4)" ] ||
+  fail "two rounds changed what the pipelines said"
 
 # The sentence that does not fit: reported as it happens, counted in the
 # table, listed with its error, and the run went on to the next sentence.
