@@ -66,6 +66,11 @@ void factor_probabilities(float* values, int64_t count, const bool* allowed, con
 
 }  // namespace
 
+DigitSampling parse_digit_sampling(const std::string& text) {
+    // The host has checked the value against digit_sampling_choices.
+    return text == "row" ? DigitSampling::row : DigitSampling::factors;
+}
+
 int64_t CodeGrid::code_count() const {
     int64_t product = 1;
     for (const int64_t level : levels) product *= level;
@@ -264,7 +269,7 @@ bool CodeDigitDistribution::fill_probabilities(const float* head_logits, const c
     if (!std::isfinite(sampling.temperature) || sampling.temperature < 0 || !(sampling.top_p > 0 && sampling.top_p <= 1) ||
         sampling.top_k < 0)
         throw Error(CDZ_STATUS_INVALID_ARGUMENT, "sampling settings out of range (temperature >= 0, 0 < top_p <= 1, top_k >= 0)");
-    if (classes > 1024) return false;
+    if (sampling_ == DigitSampling::row || classes > 1024) return false;
     for (const int64_t level : grid_.levels)
         if (level > 256) return false;
     const TokenRange allowed = allowed_tokens(&sampling, vocab);

@@ -59,12 +59,31 @@ std::optional<CodeGrid> code_grid_of(const std::map<std::string, std::string>& m
 // The metadata entries that declare `grid` (what code_grid_of reads).
 std::vector<std::pair<std::string, std::string>> code_grid_metadata(const CodeGrid& grid);
 
+// How a drafter applies the pipeline's sampling settings to a code-digit
+// head's distribution: `factors` puts each factor (the class distribution and
+// every digit's) through the temperature, top-k and top-p and multiplies
+// them out (~8,000 multiplications); `row` builds the vocabulary-wide row and
+// gives it to the host's sampling, the rule the target's own rows follow
+// (temperature commutes with the product; top-k and top-p do not).
+enum class DigitSampling { factors, row };
+
+// The drafters' parameter `digit_sampling` ("factors" or "row"), constant
+// so that the drafters' parameter tables can hold it at static initialization.
+inline constexpr const char* digit_sampling_choices[] = {"factors", "row", nullptr};
+inline constexpr cdz_param_spec digit_sampling_param = {
+    "digit_sampling", CDZ_PARAM_STRING, "\"factors\"", 0, 0, 0, digit_sampling_choices,
+    "a code-digit head under the sampling settings: factors (each digit's distribution through temperature, top-k "
+    "and top-p, multiplied out) or row (the vocabulary-wide row through the host's sampling, as the target's)"};
+DigitSampling parse_digit_sampling(const std::string& text);
+
 // The product distribution of a code-digit head, in both the batched,
 // differentiable form training and tools use and the one-row form a drafter
 // uses per drafted token.
 class CodeDigitDistribution {
 public:
     explicit CodeDigitDistribution(CodeGrid grid);
+    // fill_probabilities' rule; `factors` unless set.
+    void set_sampling(DigitSampling sampling) { sampling_ = sampling; }
 
     const CodeGrid& grid() const { return grid_; }
 
@@ -93,8 +112,9 @@ public:
     // be the target's nucleus: every acceptor takes the row it is given),
     // for ~8,000 multiplications instead of the host's sampling of a
     // vocabulary-wide row. Returns false, leaving `out` undefined, when the
-    // allowed tokens take only part of the codes (the caller then samples
-    // fill_log_probabilities' row). `scratch` holds head_rows() floats.
+    // allowed tokens take only part of the codes or the rule is
+    // DigitSampling::row (the caller then samples fill_log_probabilities'
+    // row). `scratch` holds head_rows() floats.
     bool fill_probabilities(const float* head_logits, const cdz_sampling& sampling, float* out, float* scratch) const;
 
 private:
@@ -107,6 +127,7 @@ private:
     at::Tensor block_log_softmax(const at::Tensor& head_logits) const;
 
     CodeGrid grid_;
+    DigitSampling sampling_ = DigitSampling::factors;
     std::vector<int64_t> digit_begin_;  // column of digit d's first logit within the digit logits
 };
 

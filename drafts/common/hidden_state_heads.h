@@ -65,6 +65,10 @@ public:
     const at::Tensor& lm_head() const { return lm_head_; }
     // The code grid of code-digit heads; nullptr for heads on the target's lm_head.
     const CodeDigitDistribution* code_digits() const { return digits_ ? &*digits_ : nullptr; }
+    // How Step::probabilities applies the sampling settings to code-digit heads.
+    void set_digit_sampling(DigitSampling sampling) {
+        if (digits_) digits_->set_sampling(sampling);
+    }
 
     // Heads [first, first + n) applied to hidden states [..., H]: the
     // residual states h_i, [..., n, H].

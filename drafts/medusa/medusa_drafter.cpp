@@ -53,6 +53,7 @@ const cdz_param_spec params[] = {
     {"top_k", CDZ_PARAM_INT, "10", 1, 1, 1000, nullptr, "candidates per head; every rank of the choices is below it"},
     {"threads", CDZ_PARAM_INT, "0", 1, 0, 1024, nullptr,
      "LibTorch intra-op threads (process-wide); 0: keep the process's setting (the backbone's)"},
+    drafts::digit_sampling_param,
 };
 
 struct Drafter {
@@ -82,6 +83,7 @@ cdz_status* create(const cdz_instance_args* args, void** out_ctx) {
         c10::InferenceMode inference;
         d->heads = std::make_unique<drafts::DraftHeads>(drafts::param_string(args->params, "heads"),
                                                         drafts::param_string(args->params, "target"));
+        d->heads->set_digit_sampling(drafts::parse_digit_sampling(drafts::param_string(args->params, "digit_sampling")));
         if (d->tree.depth > d->heads->count())
             throw Error(CDZ_STATUS_INVALID_CONFIG,
                         choices.string() + ": the tree is " + std::to_string(d->tree.depth) +

@@ -60,6 +60,7 @@ const cdz_param_spec params[] = {
      "LibTorch intra-op threads (process-wide); 0: keep the process's setting (the backbone's)"},
     {"stop_probability", CDZ_PARAM_FLOAT, "0", 1, 0, 1, nullptr,
      "the chain ends after a token its head gave less than this probability (dynamic length); 0: every head"},
+    drafts::digit_sampling_param,
 };
 
 struct Drafter {
@@ -90,6 +91,7 @@ cdz_status* create(const cdz_instance_args* args, void** out_ctx) {
                                    .c_str());
         drafter->rng = args->rng;
         drafter->stop_probability = drafts::param_float(args->params, "stop_probability");
+        drafter->heads->set_digit_sampling(drafts::parse_digit_sampling(drafts::param_string(args->params, "digit_sampling")));
         *out_ctx = drafter.release();
     });
 }

@@ -96,6 +96,7 @@ const cdz_param_spec params[] = {
     {"stop_probability", CDZ_PARAM_FLOAT, "0", 1, 0, 1, nullptr,
      "a chain stops growing after a token the draft gave less than this probability (dynamic length); 0: always "
      "`length` tokens"},
+    drafts::digit_sampling_param,
 };
 
 // One layer prepared for one-token passes.
@@ -240,6 +241,8 @@ cdz_status* create(const cdz_instance_args* args, void** out_ctx) {
                                                       config.max_position_embeddings);
         drafter->max_positions = config.max_position_embeddings;
         load_code_digit_head(*drafter, model);
+        if (drafter->digits)
+            drafter->digits->set_sampling(drafts::parse_digit_sampling(drafts::param_string(args->params, "digit_sampling")));
         drafter->fast = drafter->model->device().is_cpu();
         if (drafter->fast) prepare_fast_path(*drafter);
         drafter->rng = args->rng;

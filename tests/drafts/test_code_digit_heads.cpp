@@ -17,6 +17,7 @@
 #include "hidden_state_heads.h"
 #include "llama_model.h"
 #include "safetensors.h"
+#include "sampling.h"
 #include "../core/test_fixtures.h"
 
 namespace cadenza {
@@ -245,6 +246,40 @@ TEST(CodeDigitHead, MtpDraftRowsAreTheProductDistributionOfEachHead) {
         const at::Tensor from_states = heads.head_logits(i, heads.states(h.unsqueeze(0), i, 1).squeeze(1))[0];
         EXPECT_LT((from_states.to(at::kDouble) - lp).abs().max().item<double>(), 1e-4) << "head " << i;
     }
+}
+
+// digit_sampling = "row": the drafter's row is the host's sampling of the
+// product's vocabulary row (the target's nucleus rule), which under top-p
+// differs from the factor-by-factor nucleus of "factors".
+TEST(CodeDigitHead, WithRowDigitSamplingTheDraftRowIsTheHostsNucleusOfTheProduct) {
+    c10::InferenceMode inference;
+    const auto& file = test::draft_models().heads_digits;
+    const drafts::DraftHeads heads(file, test::draft_models().target);
+    at::manual_seed(9);
+    const at::Tensor h = (at::randn({test::hidden_size}) * 3).contiguous();
+    const std::vector<float> hidden(h.data_ptr<float>(), h.data_ptr<float>() + test::hidden_size);
+    const std::vector<int32_t> sequence = {10, 11, test::audio_start, 270, 271};
+    cdz_sampling sampling = test::synthesis_sampling(0.8);
+    sampling.top_p = 0.5;
+    auto rows_with = [&](const std::string& rule) {
+        test::DrafterPlugin mtp(mtp_digit_table(file) + "digit_sampling = \"" + rule + "\"\n");
+        return mtp.propose(mtp.new_session(), sequence, sampling, hidden, static_cast<int64_t>(sequence.size()) - 2)
+            .probabilities;
+    };
+    const std::vector<float> row = rows_with("row"), factors = rows_with("factors");
+    double largest_difference = 0;
+    for (int64_t i = 0; i < 4; ++i) {
+        // The head's log q over the vocabulary (build-tree's path).
+        const at::Tensor lp = heads.head_logits(i, heads.states(h.unsqueeze(0), i, 1).squeeze(1))[0].contiguous();
+        std::vector<float> expected(static_cast<size_t>(test::vocab_size));
+        sampling_probabilities(sampling, lp.data_ptr<float>(), expected.data(), test::vocab_size);
+        for (int64_t t = 0; t < test::vocab_size; ++t) {
+            const size_t at_t = static_cast<size_t>(i * test::vocab_size + t);
+            EXPECT_NEAR(row[at_t], expected[static_cast<size_t>(t)], 2e-5) << "head " << i << ", token " << t;
+            largest_difference = std::max(largest_difference, static_cast<double>(std::fabs(row[at_t] - factors[at_t])));
+        }
+    }
+    EXPECT_GT(largest_difference, 0.01);
 }
 
 TEST(CodeDigitHead, HeadsFileErrorsNameTheFileAndTheKey) {
