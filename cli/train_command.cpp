@@ -84,6 +84,10 @@ void add_common_options(CLI::App* command, TrainOptions& o, const Defaults& defa
     command->add_option("--stop-after", o.stop_after,
                         "stop (with a checkpoint) once this step is done, to continue later with --resume")
         ->check(CLI::NonNegativeNumber);
+    command->add_option("--eval-every", o.eval_every,
+                        "evaluate the held-out sequences (or --eval-corpus) every this many steps and add a row to "
+                        "the curve file beside the checkpoint (*heldout.tsv); 0: only at the end (default 0)")
+        ->check(CLI::NonNegativeNumber);
     command->add_option("--split-seed", o.split_seed,
                         "seed of the held-out split (default: --seed); a later phase keeps an earlier phase's split");
     command->add_option("--holdout", o.holdout, "fraction of the sequences held out for evaluation (default 0.05)")
@@ -155,6 +159,14 @@ Command add_train_command(CLI::App& app) {
                        "first pass without gradients (parallel scheduled sampling), the labels kept true, against "
                        "drift on its own samples (e.g. 0.3; needs --layout)")
             ->check(CLI::Range(0.0, 0.9));
+        lm->add_option("--mtp-heads", job->mtp_heads,
+                       "an MTP heads file (train mtp) whose heads train jointly with the model, as the MTP paper "
+                       "trains them (Eq. 3: the next token's loss plus every head's); written to OUTPUT/mtp.safetensors")
+            ->check(CLI::ExistingFile);
+        lm->add_option("--mtp-weight", job->mtp_weight,
+                       "with --mtp-heads: scales the heads' part of the loss (1: Eq. 3; lower keeps the next-token "
+                       "prediction closer to the model's)")
+            ->check(CLI::Range(1e-6, 1.0));
         lm->add_option("--layout", job->layout,
                        "the corpus's layout.json (corpus tts writes it), for --guided-attention, --code-digits, "
                        "--code-input-noise, --text-dropout and --self-feeding")

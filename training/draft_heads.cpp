@@ -179,18 +179,42 @@ void DraftHeadsTask::initialize_from(const std::filesystem::path& heads_file) {
     }
 }
 
-std::vector<TrainableParameter> DraftHeadsTask::parameters() {
+std::vector<TrainableParameter> DraftHeads::parameters() const {
     std::vector<TrainableParameter> parameters;
-    for (int64_t i = 0; i < heads_.count(); ++i) {
-        parameters.push_back({weight_name(i), heads_.weights[static_cast<size_t>(i)], true});
-        parameters.push_back({bias_name(i), heads_.biases[static_cast<size_t>(i)], false});
+    for (int64_t i = 0; i < count(); ++i) {
+        parameters.push_back({weight_name(i), weights[static_cast<size_t>(i)], true});
+        parameters.push_back({bias_name(i), biases[static_cast<size_t>(i)], false});
     }
-    for (size_t i = 0; i < heads_.digit_weights.size(); ++i) {
-        parameters.push_back({digit_weight_name(static_cast<int64_t>(i)), heads_.digit_weights[i], true});
-        parameters.push_back({digit_bias_name(static_cast<int64_t>(i)), heads_.digit_biases[i], false});
+    for (size_t i = 0; i < digit_weights.size(); ++i) {
+        parameters.push_back({digit_weight_name(static_cast<int64_t>(i)), digit_weights[i], true});
+        parameters.push_back({digit_bias_name(static_cast<int64_t>(i)), digit_biases[i], false});
     }
     return parameters;
 }
+
+at::Tensor DraftHeads::cross_entropy(int64_t head, const at::Tensor& states, const at::Tensor& labels,
+                                     const llama::LlamaModel& target) const {
+    if (!code_digits) return masked_cross_entropy(target.logits(states), labels);
+    const auto i = static_cast<size_t>(head);
+    return mean_over_positions(
+        code_digits->negative_log_likelihood(at::linear(states, digit_weights[i], digit_biases[i]), labels));
+}
+
+void DraftHeads::add_metrics(const at::Tensor& hidden, const at::Tensor& target_p, const Batch& batch,
+                             const llama::LlamaModel& target, Metrics& metrics) const {
+    for (int64_t i = 0; i < count(); ++i) {
+        const LabelledPositions positions = labelled_positions(batch.labels(i + 2));
+        const at::Tensor logits = vocabulary_logits(i, apply(i, select_positions(hidden, positions)), target);
+        const std::string prefix = "head " + std::to_string(i) + " (t+" + std::to_string(i + 2) + ") ";
+        add_prediction_metrics(logits, positions.labels, metrics, prefix, 5);
+        // Head i's token t + 2 + i against the target's next-token distribution at t + 1 + i.
+        const at::Tensor p = target_p.index_select(0, positions.indices + (i + 1));
+        const at::Tensor kept = at::minimum(p, at::softmax(logits, -1)).sum(-1);
+        metrics.add(prefix + "acceptance", Unit::fraction, kept.sum().item<double>(), static_cast<double>(kept.size(0)));
+    }
+}
+
+std::vector<TrainableParameter> DraftHeadsTask::parameters() { return heads_.parameters(); }
 
 std::vector<std::pair<std::string, std::string>> DraftHeadsTask::settings() const {
     return {{"cadenza.train.heads_output", heads_.output_description()},
@@ -212,18 +236,18 @@ at::Tensor DraftHeadsTask::loss(const Batch& batch) {
     for (int64_t i = 0; i < heads_.count(); ++i) {
         const LabelledPositions positions = labelled_positions(batch.labels(i + 2));
         const at::Tensor states = heads_.apply(i, select_positions(hidden, positions));
-        // The target's distribution for token t + 2 + i is its next-token distribution at t + 1 + i.
-        const at::Tensor taught = teacher.defined() ? teacher.index_select(0, positions.indices + (i + 1)) : teacher;
-        at::Tensor hard, soft;
-        if (heads_.code_digits) {
-            const auto h = static_cast<size_t>(i);
-            const at::Tensor head_logits = at::linear(states, heads_.digit_weights[h], heads_.digit_biases[h]);
-            hard = mean_over_positions(heads_.code_digits->negative_log_likelihood(head_logits, positions.labels));
-            if (w > 0) soft = mean_over_positions(heads_.code_digits->cross_entropy(head_logits, taught));
-        } else {
-            const at::Tensor logits = target_.logits(states);
-            hard = masked_cross_entropy(logits, positions.labels);
-            if (w > 0) soft = mean_over_positions(-(taught.exp() * at::log_softmax(logits, -1)).sum(-1));
+        const at::Tensor hard = heads_.cross_entropy(i, states, positions.labels, target_);
+        at::Tensor soft;
+        if (w > 0) {
+            // The target's distribution for token t + 2 + i is its next-token distribution at t + 1 + i.
+            const at::Tensor taught = teacher.index_select(0, positions.indices + (i + 1));
+            if (heads_.code_digits) {
+                const auto h = static_cast<size_t>(i);
+                const at::Tensor head_logits = at::linear(states, heads_.digit_weights[h], heads_.digit_biases[h]);
+                soft = mean_over_positions(heads_.code_digits->cross_entropy(head_logits, taught));
+            } else {
+                soft = mean_over_positions(-(taught.exp() * at::log_softmax(target_.logits(states), -1)).sum(-1));
+            }
         }
         const at::Tensor combined = w > 0 ? (1 - w) * hard + w * soft : hard;
         const at::Tensor term = head_loss_weight(heads_.kind, i) * combined;
@@ -234,19 +258,10 @@ at::Tensor DraftHeadsTask::loss(const Batch& batch) {
 
 void DraftHeadsTask::evaluate(const Batch& batch, Metrics& metrics) {
     const at::Tensor hidden = target_.forward_sequence(batch.inputs());
-    // The target's distribution at every position, once: head i's teacher rows are its rows shifted by i + 1.
     const at::Tensor target_p = at::softmax(target_.logits(hidden.reshape({-1, hidden.size(-1)})), -1);
     const LabelledPositions next = labelled_positions(batch.labels(1));
     add_prediction_metrics(target_.logits(select_positions(hidden, next)), next.labels, metrics, "target (t+1) ", 5);
-    for (int64_t i = 0; i < heads_.count(); ++i) {
-        const LabelledPositions positions = labelled_positions(batch.labels(i + 2));
-        const at::Tensor logits = heads_.vocabulary_logits(i, heads_.apply(i, select_positions(hidden, positions)), target_);
-        const std::string prefix = "head " + std::to_string(i) + " (t+" + std::to_string(i + 2) + ") ";
-        add_prediction_metrics(logits, positions.labels, metrics, prefix, 5);
-        const at::Tensor p = target_p.index_select(0, positions.indices + (i + 1));
-        const at::Tensor kept = at::minimum(p, at::softmax(logits, -1)).sum(-1);
-        metrics.add(prefix + "acceptance", Unit::fraction, kept.sum().item<double>(), static_cast<double>(kept.size(0)));
-    }
+    heads_.add_metrics(hidden, target_p, batch, target_, metrics);
 }
 
 void DraftHeadsTask::save(const std::filesystem::path& output) const {

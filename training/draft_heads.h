@@ -54,6 +54,17 @@ struct DraftHeads {
     // Head `head`'s logits over the vocabulary from its states h_i [N, H]:
     // the target's head, or the code-digit head's log-probabilities.
     at::Tensor vocabulary_logits(int64_t head, const at::Tensor& states, const llama::LlamaModel& target) const;
+    // The heads' weights as an optimizer trains them, by their file names.
+    std::vector<TrainableParameter> parameters() const;
+    // Head `head`'s mean cross-entropy on the corpus's tokens `labels` [N]
+    // from its states [N, H] (code digits: without vocabulary-wide rows).
+    at::Tensor cross_entropy(int64_t head, const at::Tensor& states, const at::Tensor& labels,
+                             const llama::LlamaModel& target) const;
+    // Held-out figures of every head from the hidden states [B, T, H] of a
+    // batch: loss, top-1/top-5 accuracy and acceptance against the target's
+    // own next-token distributions `target_p` [B*T, V] (sum min(p, q)).
+    void add_metrics(const at::Tensor& hidden, const at::Tensor& target_p, const Batch& batch,
+                     const llama::LlamaModel& target, Metrics& metrics) const;
 };
 
 // The weight of head i (0-based) in the multi-head loss:

@@ -7,6 +7,7 @@
 
 #include "code_digit_embedding.h"
 #include "code_input_noise.h"
+#include "draft_heads.h"
 #include "guided_attention.h"
 #include "llama_model.h"
 #include "self_feeding.h"
@@ -46,11 +47,21 @@ public:
     void set_text_dropout(TextDropout dropout) { text_dropout_ = dropout; }
     // Feeds the model some of its own sampled codes (self_feeding.h).
     void set_self_feeding(SelfFeeding feeding) { self_feeding_ = feeding; }
+    // Trains MTP heads jointly with the model, as the MTP paper (Nguyen et
+    // al.) trains its AR module (its Eq. 3): the loss adds each head's
+    // cross-entropy on token t + 2 + i, with the heads' loss weights, to the
+    // next token's; gradients reach the model through its hidden states.
+    // `weight` scales the heads' part (1: Eq. 3). The heads are saved beside
+    // the model as mtp_heads_file(output).
+    void set_mtp_heads(DraftHeads heads, double weight = 1.0);
+    const DraftHeads& mtp_heads() const { return mtp_heads_; }
+    static std::filesystem::path mtp_heads_file(const std::filesystem::path& output) { return output / "mtp.safetensors"; }
 
 private:
     // With code digits: the model's table = the free rows + digit vectors.
     void refresh_embedding();
-    at::Tensor logits_and_guide(const at::Tensor& inputs, const Batch& batch, at::Tensor* guide_loss,
+    // The hidden states after the final norm [B, T, H] (and the guide's loss).
+    at::Tensor hidden_and_guide(const at::Tensor& inputs, const Batch& batch, at::Tensor* guide_loss,
                                 double* guide_queries);
 
     llama::LlamaModel model_;
@@ -59,6 +70,8 @@ private:
     CodeInputNoise noise_;
     TextDropout text_dropout_;
     SelfFeeding self_feeding_;
+    DraftHeads mtp_heads_;  // no heads: count() == 0
+    double mtp_weight_ = 1.0;
     at::Tensor free_embedding_;  // the leaf the optimizer trains, with code digits
 };
 

@@ -215,10 +215,20 @@ TrainResult run_language_model_job(const LanguageModelJob& job, std::ostream& ou
             << "% of the fed target codes replaced by the model's own samples\n" << std::flush;
         task.set_self_feeding(feeding);
     }
+    if (!job.mtp_heads.empty()) {
+        task.set_mtp_heads(DraftHeads::load(job.mtp_heads), job.mtp_weight);
+        const DraftHeads& heads = task.mtp_heads();
+        out << "mtp heads: " << heads.count() << " from " << job.mtp_heads.string() << " (output "
+            << heads.output_description() << "), trained with the model: loss = next token's cross-entropy + "
+            << (job.mtp_weight == 1.0 ? std::string() : std::to_string(job.mtp_weight) + " * ")
+            << "each head's on token t+2+i (the MTP paper's Eq. 3"
+            << (job.mtp_weight == 1.0 ? ")" : ", its heads' part scaled)") << "\n" << std::flush;
+    }
     const TrainResult result = train(task, corpus, job.options, job.output, log);
     report(result, job.options,
-           (job.output / "config.json").string() + ", " + (job.output / "model.safetensors").string() + " and " +
-               task.state_path(job.output).string(),
+           (job.output / "config.json").string() + ", " + (job.output / "model.safetensors").string() +
+               (job.mtp_heads.empty() ? std::string() : ", " + LanguageModelTask::mtp_heads_file(job.output).string()) +
+               " and " + task.state_path(job.output).string(),
            out);
     return result;
 }

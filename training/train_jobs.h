@@ -33,6 +33,10 @@ struct LanguageModelJob {
     // Fraction of the fed target codes replaced by the model's own samples
     // (self_feeding.h); 0 for none.
     double self_feeding = 0;
+    // An MTP heads file whose heads train jointly with the model (the MTP
+    // paper's Eq. 3); empty for none. Written to OUTPUT/mtp.safetensors.
+    std::filesystem::path mtp_heads;
+    double mtp_weight = 1.0;  // the heads' part of the loss (1: Eq. 3)
     std::filesystem::path layout;
     TrainOptions options;
 };

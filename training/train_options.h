@@ -30,6 +30,9 @@ struct TrainOptions {
     bool resume = false;           // continue from the checkpoint in the output
     int64_t checkpoint_every = 0;  // steps between checkpoints; 0: only at the end
     int64_t stop_after = 0;        // stop (after a checkpoint) once this step is done; 0: run to `steps`
+    // Steps between held-out evaluations during the run, each a row of the
+    // curve file (heldout_curve_path); 0: only the final evaluation.
+    int64_t eval_every = 0;
     int64_t threads = 0;           // LibTorch intra-op threads; 0: one per core
     bool progress = true;          // the progress line on standard error
     std::string label = "train";   // the progress line's prefix

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <deque>
+#include <fstream>
 #include <map>
 #include <ostream>
 #include <set>
@@ -216,7 +217,34 @@ void add_unigram_baseline(const std::vector<const TokenSequence*>& train, const 
     }
 }
 
+// One row of the held-out curve: the step and every metric's mean, under a
+// header of their names written with the first row.
+void append_curve_row(const std::filesystem::path& path, int64_t step, const Metrics& metrics) {
+    const bool fresh = !std::filesystem::exists(path) || std::filesystem::file_size(path) == 0;
+    std::ofstream out(path, std::ios::app);
+    if (!out) throw Error(CDZ_STATUS_IO_ERROR, path.string() + ": cannot write the held-out curve");
+    if (fresh) {
+        out << "step";
+        for (const auto& entry : metrics.entries()) out << '\t' << entry.name;
+        out << '\n';
+    }
+    out << step;
+    for (const auto& entry : metrics.entries()) out << '\t' << exact(entry.mean());
+    out << '\n';
+    if (!out.flush()) throw Error(CDZ_STATUS_IO_ERROR, path.string() + ": cannot write the held-out curve");
+}
+
 }  // namespace
+
+std::filesystem::path heldout_curve_path(const std::filesystem::path& state_path) {
+    std::string name = state_path.filename().string();
+    const std::string suffix = "training_state.safetensors";
+    if (name.size() >= suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0)
+        name.replace(name.size() - suffix.size(), suffix.size(), "heldout.tsv");
+    else
+        name += ".heldout.tsv";
+    return state_path.parent_path() / name;
+}
 
 TrainResult train(TrainingTask& task, const TokenCorpus& corpus, const TrainOptions& options,
                   const std::filesystem::path& output, std::ostream& log) {
@@ -277,6 +305,29 @@ TrainResult train(TrainingTask& task, const TokenCorpus& corpus, const TrainOpti
     int64_t last_step = std::max(options.steps, result.first_step);
     if (options.stop_after > 0) last_step = std::min(last_step, std::max(options.stop_after, result.first_step));
 
+    // Held-out evaluation: the split's held-out part, or every sequence of --eval-corpus.
+    std::vector<const TokenSequence*> evaluated = split.heldout;
+    TokenCorpus eval_corpus;
+    if (!options.eval_corpus.empty()) {
+        eval_corpus = load_token_corpus(options.eval_corpus);
+        eval_corpus.check_vocabulary(task.vocab_size(), "the model");
+        evaluated.clear();
+        for (const auto& sequence : eval_corpus.sequences) evaluated.push_back(&sequence);
+        result.heldout_sequences = static_cast<int64_t>(evaluated.size());
+    }
+    // During the run (--eval-every): the same evaluation, a row of the curve per evaluation.
+    std::vector<Batch> curve_batches;
+    auto evaluate_for_curve = [&](int64_t at_step) {
+        at::NoGradGuard no_grad;
+        if (curve_batches.empty()) curve_batches = evaluation_batches(evaluated, options.batch, options.seq_len);
+        Metrics metrics;
+        for (const auto& batch : curve_batches) task.evaluate(batch, metrics);
+        append_curve_row(heldout_curve_path(state_path), at_step, metrics);
+        log << options.label << ": step " << at_step << " held out:";
+        for (const auto& entry : metrics.entries()) log << (&entry == &metrics.entries().front() ? " " : ", ") << Metrics::format(entry);
+        log << '\n' << std::flush;
+    };
+
     Progress progress(options.label, result.first_step, options.steps, options.progress, log);
     std::deque<double> recent;
     int64_t step = result.first_step, checkpointed = result.first_step;
@@ -303,6 +354,7 @@ TrainResult train(TrainingTask& task, const TokenCorpus& corpus, const TrainOpti
         if (recent.size() > 20) recent.pop_front();
         progress.update(step, loss_value, batch.input_tokens(), lr);
         if (options.checkpoint_every > 0 && step % options.checkpoint_every == 0) checkpoint();
+        if (options.eval_every > 0 && step % options.eval_every == 0) evaluate_for_curve(step);
         if (options.interrupt && options.interrupt->load()) {
             result.interrupted = true;
             break;
@@ -322,17 +374,7 @@ TrainResult train(TrainingTask& task, const TokenCorpus& corpus, const TrainOpti
     }
     if (result.interrupted) return result;
 
-    // Held-out evaluation: the split's held-out part, or every sequence of --eval-corpus.
     at::NoGradGuard no_grad;
-    std::vector<const TokenSequence*> evaluated = split.heldout;
-    TokenCorpus eval_corpus;
-    if (!options.eval_corpus.empty()) {
-        eval_corpus = load_token_corpus(options.eval_corpus);
-        eval_corpus.check_vocabulary(task.vocab_size(), "the model");
-        evaluated.clear();
-        for (const auto& sequence : eval_corpus.sequences) evaluated.push_back(&sequence);
-        result.heldout_sequences = static_cast<int64_t>(evaluated.size());
-    }
     const std::vector<Batch> heldout = evaluation_batches(evaluated, options.batch, options.seq_len);
     for (const auto& batch : heldout) task.evaluate(batch, result.heldout);
     add_unigram_baseline(split.train, heldout, task.vocab_size(), result.heldout);

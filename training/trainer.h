@@ -25,6 +25,11 @@ namespace cadenza::training {
 // cadenza::Error on bad options, a checkpoint that exists without `resume`
 // (or is missing with it), or one from a different run (settings, corpus or
 // parameters differ).
+// The held-out curve of --eval-every beside a checkpoint:
+// DIR/training_state.safetensors -> DIR/heldout.tsv,
+// FILE.training_state.safetensors -> FILE.heldout.tsv.
+std::filesystem::path heldout_curve_path(const std::filesystem::path& state_path);
+
 TrainResult train(TrainingTask& task, const TokenCorpus& corpus, const TrainOptions& options,
                   const std::filesystem::path& output, std::ostream& log);
 

@@ -5,6 +5,7 @@
 
 #include <unistd.h>
 
+#include <fstream>
 #include <iostream>
 #include <sstream>
 
@@ -252,6 +253,38 @@ TEST_F(Training, ShallowDraftKeepsFrozenLayersEqualToTheTarget) {
     EXPECT_THROW(parse_index_list("-1", "--layers"), Error);
 }
 
+// --eval-every: a row of held-out figures every K steps, and the same
+// weights as a run without it.
+TEST_F(Training, EvaluationsDuringTheRunWriteTheCurveAndChangeNothing) {
+    const TokenCorpus corpus = tiny_corpus();
+    const auto plain = fresh_directory("curve-plain"), curved = fresh_directory("curve");
+    std::ostringstream log;
+    {
+        LanguageModelTask task(tiny_config(), 4);
+        train(task, corpus, tiny_options(12), plain, log);
+    }
+    LanguageModelTask task(tiny_config(), 4);
+    TrainOptions options = tiny_options(12);
+    options.eval_every = 4;
+    const TrainResult result = train(task, corpus, options, curved, log);
+    const auto a = read_all(plain / "model.safetensors"), b = read_all(curved / "model.safetensors");
+    for (const auto& [name, values] : a) EXPECT_EQ(values, b.at(name)) << name;
+
+    const auto curve = heldout_curve_path(curved / "training_state.safetensors");
+    EXPECT_EQ(curve, curved / "heldout.tsv");
+    EXPECT_EQ(heldout_curve_path("x/mtp8.training_state.safetensors"), std::filesystem::path("x/mtp8.heldout.tsv"));
+    std::ifstream in(curve);
+    std::vector<std::string> lines;
+    for (std::string line; std::getline(in, line);) lines.push_back(line);
+    ASSERT_EQ(lines.size(), 4u);  // the header, steps 4, 8 and 12
+    EXPECT_EQ(lines[0].rfind("step\tloss\t", 0), 0u) << lines[0];
+    EXPECT_EQ(lines[3].rfind("12\t", 0), 0u) << lines[3];
+    // The last row is the final evaluation's loss.
+    const std::string last_loss = lines[3].substr(3, lines[3].find('\t', 3) - 3);
+    EXPECT_NEAR(std::stod(last_loss), result.heldout.mean("loss"), 1e-12);
+    EXPECT_NE(log.str().find("step 8 held out: loss "), std::string::npos) << log.str();
+}
+
 TEST_F(Training, DraftHeadsStartAsIdentityAndLearn) {
     const auto target_dir = fresh_directory("heads-target"), out = fresh_directory("heads");
     write_trained_target(target_dir, 2);
@@ -365,6 +398,69 @@ TEST_F(Training, CodeDigitHeadsLearnAndSaveWhatTheDrafterReads) {
         EXPECT_NE(refusal(DraftHeadsTask(target, "mtp", 2, target_dir)).find("its output is code digits"),
                   std::string::npos);
     }
+}
+
+// The MTP paper's Eq. 3: heads trained with the model. Both move, the heads
+// learn, the model still predicts its next token, and the heads are saved
+// beside the model in a file the drafter reads; resuming needs the heads.
+TEST_F(Training, JointMtpHeadsTrainWithTheModelAndAreSavedBesideIt) {
+    const auto target_dir = fresh_directory("joint-target"), heads_dir = fresh_directory("joint-heads"),
+               out = fresh_directory("joint");
+    write_trained_target(target_dir, 2);
+    const drafts::CodeGrid grid = tiny_grid();
+    const auto heads_file = heads_dir / "mtp.safetensors";
+    DraftHeadsTask(load_model_directory(target_dir), "mtp", 2, target_dir, &grid).heads().save(heads_file);
+
+    const TokenCorpus corpus = tiny_corpus();
+    const auto heldout = evaluation_batches(split_corpus(corpus, 0.1, 1).heldout, 8, 32);
+    LanguageModelTask task(load_model_directory(target_dir), 64);
+    task.set_mtp_heads(DraftHeads::load(heads_file));
+    Metrics before;
+    {
+        at::NoGradGuard no_grad;
+        for (const auto& batch : heldout) task.evaluate(batch, before);
+    }
+    const at::Tensor norm_before = task.model().weights().norm.detach().clone();
+    std::ostringstream log;
+    const TrainResult result = train(task, corpus, tiny_options(60), out, log);
+    show("joint", before, result.heldout);
+    for (int64_t i = 0; i < 2; ++i) {
+        const std::string prefix = "head " + std::to_string(i) + " (t+" + std::to_string(i + 2) + ") ";
+        EXPECT_LT(result.heldout.mean(prefix + "loss"), before.mean(prefix + "loss") - 0.05) << prefix;
+    }
+    EXPECT_LT(result.heldout.mean("loss"), before.mean("loss") + 0.1);  // the next token stays learned
+    EXPECT_FALSE(task.model().weights().norm.detach().equal(norm_before));  // the heads' loss reaches the model
+
+    // The heads' file, beside the model, is what draft.mtp reads with the trained model.
+    const auto saved_heads = LanguageModelTask::mtp_heads_file(out);
+    const DraftHeads loaded = DraftHeads::load(saved_heads);
+    EXPECT_TRUE(loaded.weights[1].equal(task.mtp_heads().weights[1].detach()));
+    EXPECT_TRUE(loaded.digit_weights[0].equal(task.mtp_heads().digit_weights[0].detach()));
+    const drafts::DraftHeads inference(saved_heads, out);
+    at::manual_seed(4);
+    const at::Tensor hidden = at::randn({5, 32});
+    const at::Tensor trained = task.mtp_heads().vocabulary_logits(1, task.mtp_heads().apply(1, hidden), task.model());
+    EXPECT_LT((trained - inference.head_logits(1, inference.states(hidden, 1, 1).squeeze(1))).abs().max().item<double>(),
+              1e-5);
+
+    // A resume must train the same heads.
+    TrainOptions more = tiny_options(70);
+    more.resume = true;
+    LanguageModelTask without(load_model_directory(target_dir), 64);
+    EXPECT_THROW(train(without, corpus, more, out, log), Error);
+    LanguageModelTask resumed(load_model_directory(target_dir), 64);
+    resumed.set_mtp_heads(DraftHeads::load(heads_file));
+    EXPECT_EQ(train(resumed, corpus, more, out, log).last_step, 70);
+
+    // Heads of another kind or size are refused.
+    LanguageModelTask other(load_model_directory(target_dir), 64);
+    EXPECT_THROW(other.set_mtp_heads(DraftHeads::identity("medusa", 2, 32)), Error);
+    EXPECT_THROW(other.set_mtp_heads(DraftHeads::identity("mtp", 2, 16)), Error);
+    EXPECT_THROW(other.set_mtp_heads(DraftHeads::load(heads_file), 0.0), Error);
+    // A weight below 1 is a setting of the run: resuming needs the same.
+    LanguageModelTask lighter(load_model_directory(target_dir), 64);
+    lighter.set_mtp_heads(DraftHeads::load(heads_file), 0.25);
+    EXPECT_THROW(train(lighter, corpus, more, out, log), Error);
 }
 
 TEST_F(Training, ShallowDraftWithACodeDigitHeadLearnsAndStoresNoVocabularyHead) {
