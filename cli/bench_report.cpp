@@ -129,7 +129,9 @@ void print_bench_details(std::ostream& out, const std::vector<PipelineRun>& runs
     bool plain_heading = false;
     for (size_t i = 0; i < runs.size(); ++i) {
         if (runs[i].has_drafter || figures[i].one_pass_rate_share <= 0) continue;
-        if (!plain_heading) out << "\nplain decoding: tok/s against one target pass per token, 1 / cost(1); the target's passes (prefill included) against wall time\n";
+        if (!plain_heading)
+            out << "\nplain decoding: tok/s against one target pass per token, 1 / cost(1); the target's passes "
+                   "(prefill included) against wall time\n";
         plain_heading = true;
         const auto& s = runs[i].stats;
         const double one = cost_at(runs[i].costs, 1);
@@ -137,8 +139,8 @@ void print_bench_details(std::ostream& out, const std::vector<PipelineRun>& runs
             << fixed(figures[i].tokens_per_second, 1) << " tok/s = " << fixed(figures[i].one_pass_rate_share, 2)
             << " of 1 / " << fixed(one * 1e3, 2) << " ms (" << fixed(1.0 / one, 1) << " tok/s); target passes "
             << fixed(s.verify_seconds, 1) << " s of " << fixed(s.wall_seconds, 1) << " s wall ("
-            << percent(s.verify_seconds, s.wall_seconds) << "), outside them "
-            << percent(std::max(0.0, s.wall_seconds - s.verify_seconds), s.wall_seconds) << "\n";
+            << fixed(100.0 * figures[i].target_wall_share, 0) << "%), outside them "
+            << fixed(100.0 * (1.0 - figures[i].target_wall_share), 0) << "%\n";
     }
     out << "\nceiling = mean accepted length / (cost(nodes + 1) / cost(1) + depth * draft / target); "
            "realized = speedup / ceiling\n";

@@ -1,7 +1,8 @@
 // `cadenza bench --suite speech`: every pipeline on the same test sentences
 // with their voice prompts and seeds, timed in rounds (every pipeline on a
-// block of sentences, then the next block) in one process; then pocketsphinx judges the speech of each, and the original
-// recordings as the reference (docs/benchmark.md, "The speech suite").
+// block of sentences, then the next block) in one process; then
+// pocketsphinx judges the speech of each, and the original recordings as
+// the reference (docs/benchmark.md, "The speech suite").
 #pragma once
 
 #include <cstdint>

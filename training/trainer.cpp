@@ -315,13 +315,16 @@ TrainResult train(TrainingTask& task, const TokenCorpus& corpus, const TrainOpti
         for (const auto& sequence : eval_corpus.sequences) evaluated.push_back(&sequence);
         result.heldout_sequences = static_cast<int64_t>(evaluated.size());
     }
-    // During the run (--eval-every): the same evaluation, a row of the curve per evaluation.
-    std::vector<Batch> curve_batches;
+    // Cut once, for the evaluations during the run (--eval-every) and the final one.
+    std::vector<Batch> heldout;
+    auto heldout_batches = [&]() -> const std::vector<Batch>& {
+        if (heldout.empty()) heldout = evaluation_batches(evaluated, options.batch, options.seq_len);
+        return heldout;
+    };
     auto evaluate_for_curve = [&](int64_t at_step) {
         at::NoGradGuard no_grad;
-        if (curve_batches.empty()) curve_batches = evaluation_batches(evaluated, options.batch, options.seq_len);
         Metrics metrics;
-        for (const auto& batch : curve_batches) task.evaluate(batch, metrics);
+        for (const auto& batch : heldout_batches()) task.evaluate(batch, metrics);
         append_curve_row(heldout_curve_path(state_path), at_step, metrics);
         log << options.label << ": step " << at_step << " held out:";
         for (const auto& entry : metrics.entries()) log << (&entry == &metrics.entries().front() ? " " : ", ") << Metrics::format(entry);
@@ -375,8 +378,7 @@ TrainResult train(TrainingTask& task, const TokenCorpus& corpus, const TrainOpti
     if (result.interrupted) return result;
 
     at::NoGradGuard no_grad;
-    const std::vector<Batch> heldout = evaluation_batches(evaluated, options.batch, options.seq_len);
-    for (const auto& batch : heldout) task.evaluate(batch, result.heldout);
+    for (const auto& batch : heldout_batches()) task.evaluate(batch, result.heldout);
     add_unigram_baseline(split.train, heldout, task.vocab_size(), result.heldout);
     return result;
 }

@@ -66,9 +66,8 @@ void factor_probabilities(float* values, int64_t count, const bool* allowed, con
 
 }  // namespace
 
-DigitSampling parse_digit_sampling(const std::string& text) {
-    // The host has checked the value against digit_sampling_choices.
-    return text == "row" ? DigitSampling::row : DigitSampling::factors;
+DigitSampling digit_sampling_of(const cdz_params* params) {
+    return param_string(params, digit_sampling_param.name) == "row" ? DigitSampling::row : DigitSampling::factors;
 }
 
 int64_t CodeGrid::code_count() const {

@@ -74,7 +74,8 @@ inline constexpr cdz_param_spec digit_sampling_param = {
     "digit_sampling", CDZ_PARAM_STRING, "\"factors\"", 0, 0, 0, digit_sampling_choices,
     "a code-digit head under the sampling settings: factors (each digit's distribution through temperature, top-k "
     "and top-p, multiplied out) or row (the vocabulary-wide row through the host's sampling, as the target's)"};
-DigitSampling parse_digit_sampling(const std::string& text);
+// The drafter's `digit_sampling` parameter (the host has checked its value).
+DigitSampling digit_sampling_of(const cdz_params* params);
 
 // The product distribution of a code-digit head, in both the batched,
 // differentiable form training and tools use and the one-row form a drafter

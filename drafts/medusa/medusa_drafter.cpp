@@ -83,7 +83,7 @@ cdz_status* create(const cdz_instance_args* args, void** out_ctx) {
         c10::InferenceMode inference;
         d->heads = std::make_unique<drafts::DraftHeads>(drafts::param_string(args->params, "heads"),
                                                         drafts::param_string(args->params, "target"));
-        d->heads->set_digit_sampling(drafts::parse_digit_sampling(drafts::param_string(args->params, "digit_sampling")));
+        d->heads->set_digit_sampling(drafts::digit_sampling_of(args->params));
         if (d->tree.depth > d->heads->count())
             throw Error(CDZ_STATUS_INVALID_CONFIG,
                         choices.string() + ": the tree is " + std::to_string(d->tree.depth) +

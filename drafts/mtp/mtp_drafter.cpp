@@ -91,7 +91,7 @@ cdz_status* create(const cdz_instance_args* args, void** out_ctx) {
                                    .c_str());
         drafter->rng = args->rng;
         drafter->stop_probability = drafts::param_float(args->params, "stop_probability");
-        drafter->heads->set_digit_sampling(drafts::parse_digit_sampling(drafts::param_string(args->params, "digit_sampling")));
+        drafter->heads->set_digit_sampling(drafts::digit_sampling_of(args->params));
         *out_ctx = drafter.release();
     });
 }

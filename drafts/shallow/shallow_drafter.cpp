@@ -242,7 +242,7 @@ cdz_status* create(const cdz_instance_args* args, void** out_ctx) {
         drafter->max_positions = config.max_position_embeddings;
         load_code_digit_head(*drafter, model);
         if (drafter->digits)
-            drafter->digits->set_sampling(drafts::parse_digit_sampling(drafts::param_string(args->params, "digit_sampling")));
+            drafter->digits->set_sampling(drafts::digit_sampling_of(args->params));
         drafter->fast = drafter->model->device().is_cpu();
         if (drafter->fast) prepare_fast_path(*drafter);
         drafter->rng = args->rng;
