@@ -12,11 +12,16 @@ struct Avx2 {
     using reg = __m256;
     using mask_t = __m256i;
     static constexpr int width = 8;
-    // Weight rows streamed side by side for M rows of x, by measurement
-    // (see small_matmul_avx512.cpp): one long stream for M <= 2 and M >= 5,
-    // four for M = 3, 4.
+    // Weight rows streamed side by side for M rows of x: one, for every M.
+    // AVX2 has 16 registers, and four rows (AVX-512's choice for M = 3, 4)
+    // need M * 4 accumulators + 4 weight pieces + 1 piece of x: 17 and 21,
+    // so they spill. Measured on en-small (27 MB, 2-core AMD EPYC without
+    // AVX-512, `cadenza bench -p pipelines/ar.toml`, 200 repeats, three
+    // interleaved rounds), ms for a pass of m = 4 after 267 tokens:
+    // R = 4: 3.24 3.64 3.47; R = 2: 2.93 3.62 2.47; R = 1: 2.45 2.56 2.58
+    // (m = 1: 1.7-1.9 ms in all three).
     template <int M>
-    static constexpr int rows_per_block = M == 3 || M == 4 ? 4 : 1;
+    static constexpr int rows_per_block = 1;
 
     static void prefetch(const float* p) { _mm_prefetch(reinterpret_cast<const char*>(p), _MM_HINT_T0); }
     static reg zero() { return _mm256_setzero_ps(); }
