@@ -67,7 +67,7 @@ DecodingLoop::DecodingLoop(EngineStages& stages, const cdz_sampling& sampling, d
       backbone_(stages.backbone->vtable<cdz_backbone_vtable>()),
       sampling_(sampling),
       stats_(stats),
-      verifying_(!stages.acceptor || stages.acceptor_info.needs_target),
+      verifying_(!stages.acceptor || stages.acceptor_info.verifies),
       want_hidden_(stages.drafter && stages.drafter_info.needs_target_hidden),
       vocab_(stages.backbone_info.vocab_size),
       guidance_scale_(guidance_scale),
@@ -85,6 +85,24 @@ DecodingLoop::DecodingLoop(EngineStages& stages, const cdz_sampling& sampling, d
     if (stages.drafter) {
         const auto& drafter = stages.drafter->vtable<cdz_drafter_vtable>();
         draft_session_ = create_session(*stages.drafter, drafter.session_create, drafter.session_destroy, capacity);
+        const auto rows = static_cast<size_t>(std::max(stages.drafter_info.max_nodes, 0));
+        lent_probabilities_.resize(rows * static_cast<size_t>(vocab_));
+    }
+    if (stages.acceptor) {
+        const auto& acceptor = stages.acceptor->vtable<cdz_acceptor_vtable>();
+        if (acceptor.session_create) {
+            const std::string& name = stages.acceptor->name();
+            if (!acceptor.session_destroy || !acceptor.session_reset || !acceptor.session_accept ||
+                !acceptor.session_commit)
+                throw Error(CDZ_STATUS_INVALID_ARGUMENT,
+                            name + ": has session_create but not all of session_destroy, session_reset, "
+                                   "session_accept and session_commit");
+            void* session = nullptr;
+            throw_if_error(acceptor.session_create(stages.acceptor->context(), &session), name + ": session_create");
+            accept_session_ = std::make_unique<PluginSession>(session, acceptor.session_destroy);
+            throw_if_error(acceptor.session_reset(session, sequence_.data(), static_cast<int64_t>(sequence_.size())),
+                           name + ": session_reset");
+        }
     }
     if (spdlog::should_log(spdlog::level::trace)) {
         std::string tokens;
@@ -237,6 +255,7 @@ void DecodingLoop::commit(size_t chain, const int32_t* accepted, int32_t accepte
 
 const cdz_token_tree* DecodingLoop::propose() {
     draft_probabilities_.reset();
+    draft_rows_ = nullptr;
     if (!stages_.drafter) return nullptr;
     const auto& drafter = stages_.drafter->vtable<cdz_drafter_vtable>();
     TensorView hidden_view(hidden_.data(), DLDataType{kDLFloat, 32, 1}, {static_cast<int64_t>(hidden_.size())});
@@ -248,25 +267,46 @@ const cdz_token_tree* DecodingLoop::propose() {
     input.target_hidden = have_hidden ? hidden_view.get() : nullptr;
     input.target_hidden_position = have_hidden ? hidden_position_ : -1;
     input.sampling = &sampling_;
+    input.previous_token_count = previous_token_count_;
+    input.accepted_count = static_cast<int32_t>(previous_accepted_.size());
+    input.accepted_nodes = previous_accepted_.empty() ? nullptr : previous_accepted_.data();
     draft_ = cdz_draft_output{};
     draft_.struct_size = sizeof(draft_);
+    if (!lent_probabilities_.empty()) {
+        draft_.lent_probabilities = lent_probabilities_.data();
+        draft_.lent_rows = stages_.drafter_info.max_nodes;
+        draft_.lent_row_size = vocab_;
+    }
     {
         ScopedTimer timer(stats_.draft_seconds);
         throw_if_error(drafter.propose(draft_session_->get(), &input, &draft_), stages_.drafter->name() + ": propose");
         stats_.add_draft_pass();
     }
+    previous_token_count_ = input.token_count;
+    previous_accepted_.clear();
     draft_probabilities_ = ManagedTensor(draft_.probabilities);
-    check_tree(draft_.tree, stages_.drafter->name());
-    if (draft_probabilities_) {
+    const std::string& name = stages_.drafter->name();
+    check_tree(draft_.tree, name);
+    draft_rows_ = nullptr;
+    if (draft_.wrote_lent_probabilities) {
+        if (draft_probabilities_)
+            throw Error(CDZ_STATUS_INTERNAL, name + ": returned probabilities and also wrote the lent buffer");
+        if (draft_.tree.node_count > draft_.lent_rows)
+            throw Error(CDZ_STATUS_INTERNAL, name + ": wrote " + std::to_string(draft_.tree.node_count) +
+                                                 " rows of probabilities into a lent buffer of " +
+                                                 std::to_string(draft_.lent_rows));
+        draft_rows_ = lent_probabilities_.data();
+    } else if (draft_probabilities_) {
         // Acceptors index these rows by the backbone's vocabulary.
-        const auto shape = draft_probabilities_.expect(kDLFloat, 32, 2, stages_.drafter->name() + ": probabilities");
+        const auto shape = draft_probabilities_.expect(kDLFloat, 32, 2, name + ": probabilities");
         if (shape[0] < draft_.tree.node_count || shape[1] != vocab_)
             throw Error(CDZ_STATUS_INVALID_CONFIG,
-                        stages_.drafter->name() + ": draft probabilities are [" + std::to_string(shape[0]) + ", " +
+                        name + ": draft probabilities are [" + std::to_string(shape[0]) + ", " +
                             std::to_string(shape[1]) + "] but the tree has " + std::to_string(draft_.tree.node_count) +
                             " nodes over the backbone's " + std::to_string(vocab_) + " tokens (do draft and target agree?)");
-        check_finite_rows(draft_probabilities_.data<float>(), draft_.tree.node_count);
+        draft_rows_ = draft_probabilities_.data<float>();
     }
+    if (draft_rows_) check_finite_rows(draft_rows_, draft_.tree.node_count);
     return draft_.tree.node_count > 0 ? &draft_.tree : nullptr;
 }
 
@@ -319,7 +359,12 @@ StepResult DecodingLoop::step() {
     const int32_t nodes = tree ? tree->node_count : 0;
     accepted_nodes_.assign(static_cast<size_t>(nodes) + 1, -1);
     emitted_.assign(static_cast<size_t>(nodes) + 1, -1);
-    cdz_accept_output result{sizeof(cdz_accept_output), accepted_nodes_.data(), 0, emitted_.data(), 0};
+    cdz_accept_output result{};
+    result.struct_size = sizeof(result);
+    result.accepted_nodes = accepted_nodes_.data();
+    result.accepted_capacity = static_cast<int32_t>(accepted_nodes_.size());
+    result.emitted_tokens = emitted_.data();
+    result.emitted_capacity = static_cast<int32_t>(emitted_.size());
     {
         ScopedTimer timer(stats_.accept_seconds);
         if (stages_.acceptor) {
@@ -329,11 +374,17 @@ StepResult DecodingLoop::step() {
             input.tree = tree ? tree : &empty_tree;
             input.vocab_size = vocab_;
             input.target_probabilities = target;
-            input.draft_probabilities = draft_probabilities_ ? draft_probabilities_.data<float>() : nullptr;
+            input.draft_probabilities = draft_rows_;
             input.sampling = &sampling_;
-            throw_if_error(stages_.acceptor->vtable<cdz_acceptor_vtable>().accept(stages_.acceptor->context(), &input,
-                                                                                  &result),
-                           stages_.acceptor->name() + ": accept");
+            input.sequence = sequence_.data();
+            input.sequence_length = static_cast<int64_t>(sequence_.size());
+            const auto& acceptor = stages_.acceptor->vtable<cdz_acceptor_vtable>();
+            if (accept_session_)
+                throw_if_error(acceptor.session_accept(accept_session_->get(), &input, &result),
+                               stages_.acceptor->name() + ": session_accept");
+            else
+                throw_if_error(acceptor.accept(stages_.acceptor->context(), &input, &result),
+                               stages_.acceptor->name() + ": accept");
         } else {
             emitted_[0] = static_cast<int32_t>(sample_index(stages_.sampling_rng, target, vocab_));
             result.emitted_count = 1;
@@ -354,6 +405,7 @@ StepResult DecodingLoop::step() {
             expected_parent = node;
         }
         commit(pending_, accepted_nodes_.data(), result.accepted_count);
+        if (tree) previous_accepted_.assign(accepted_nodes_.begin(), accepted_nodes_.begin() + result.accepted_count);
     }
 
     StepResult step;
@@ -361,6 +413,10 @@ StepResult DecodingLoop::step() {
     step.accepted_drafts = result.accepted_count;
     step.tree_depth = tree ? tree_depth(*tree) : 0;
     sequence_.insert(sequence_.end(), step.emitted.begin(), step.emitted.end());
+    if (accept_session_)
+        throw_if_error(stages_.acceptor->vtable<cdz_acceptor_vtable>().session_commit(
+                           accept_session_->get(), step.emitted.data(), static_cast<int64_t>(step.emitted.size())),
+                       stages_.acceptor->name() + ": session_commit");
     for (int32_t token : step.emitted) {
         if (is_phone_marker(stages_.backbone_info, token)) {
             ++markers_emitted_;

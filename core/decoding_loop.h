@@ -83,7 +83,7 @@ private:
     const int64_t vocab_;
     const double guidance_scale_;
 
-    std::unique_ptr<PluginSession> session_, draft_session_, null_text_session_;
+    std::unique_ptr<PluginSession> session_, draft_session_, null_text_session_, accept_session_;
     std::vector<int32_t> sequence_;
     std::vector<int32_t> null_text_prompt_;  // the prompt with its text nulled, when guiding
     const PhoneMarkerRule markers_;
@@ -100,7 +100,11 @@ private:
     int64_t hidden_position_ = -1;
 
     cdz_draft_output draft_{};
-    ManagedTensor draft_probabilities_;
+    ManagedTensor draft_probabilities_;      // when the drafter returned its own tensor
+    std::vector<float> lent_probabilities_;  // [max_nodes, vocab], lent to the drafter at every proposal
+    const float* draft_rows_ = nullptr;      // the last proposal's distributions, in either
+    int64_t previous_token_count_ = 0;       // the sequence's length at the last proposal
+    std::vector<int32_t> previous_accepted_; // the last proposal's nodes the acceptor kept
     std::vector<int32_t> accepted_nodes_, emitted_;
 };
 

@@ -104,6 +104,7 @@ Engine::Engine(PipelineConfig config) : config_(std::move(config)), stages_(std:
     }
     if (s.acceptor) {
         const auto& vtable = s.acceptor->vtable<cdz_acceptor_vtable>();
+        s.acceptor_info.verifies = 1;  // the documented default
         throw_if_error(vtable.get_info(s.acceptor->context(), &s.acceptor_info), context(*s.acceptor));
     }
 

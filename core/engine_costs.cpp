@@ -34,7 +34,7 @@ bool Engine::has_drafter() const { return stages_->drafter != nullptr; }
 
 int32_t Engine::draft_max_nodes() const { return stages_->drafter ? stages_->drafter_info.max_nodes : 0; }
 
-bool Engine::verifies_drafts() const { return !stages_->acceptor || stages_->acceptor_info.needs_target; }
+bool Engine::verifies_drafts() const { return !stages_->acceptor || stages_->acceptor_info.verifies; }
 
 Engine::CostProfile Engine::measure_costs(const std::vector<int>& sizes, int repeats) {
     EngineStages& s = *stages_;
@@ -63,7 +63,7 @@ Engine::CostProfile Engine::measure_costs(const std::vector<int>& sizes, int rep
         std::vector<int32_t> parents(count);
         std::iota(parents.begin(), parents.end(), -1);
         cdz_token_tree tree{sizeof(cdz_token_tree), count, 1, tokens, parents.data()};
-        cdz_backbone_output out{sizeof(cdz_backbone_output), nullptr, nullptr};
+        cdz_backbone_output out{sizeof(cdz_backbone_output), nullptr, nullptr, 0};
         throw_if_error(backbone.session_forward(session.get(), &tree, 0, &out), s.backbone->name() + ": forward");
         ManagedTensor logits(out.logits), hidden(out.hidden);
     };
@@ -99,9 +99,18 @@ Engine::CostProfile Engine::measure_costs(const std::vector<int>& sizes, int rep
         input.target_hidden_position = s.drafter_info.needs_target_hidden ? context_length - 2 : -1;
         const cdz_sampling sampling = restrict_sampling_to_audio(config_.sampling, info);
         input.sampling = &sampling;
+        // The buffer the decoding loop lends (decoding_loop.cpp), so that a
+        // drafter writing into it is timed as it runs there.
+        std::vector<float> lent(static_cast<size_t>(std::max(s.drafter_info.max_nodes, 0)) *
+                                static_cast<size_t>(info.vocab_size));
         auto propose = [&] {
             cdz_draft_output output{};
             output.struct_size = sizeof(output);
+            if (!lent.empty()) {
+                output.lent_probabilities = lent.data();
+                output.lent_rows = s.drafter_info.max_nodes;
+                output.lent_row_size = info.vocab_size;
+            }
             throw_if_error(drafter.propose(draft_session.get(), &input, &output), s.drafter->name() + ": propose");
             ManagedTensor probabilities(output.probabilities);
             profile.draft_nodes = output.tree.node_count;

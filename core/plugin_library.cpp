@@ -106,7 +106,8 @@ const PluginLibrary* PluginLibrary::load_if_plugin(const std::filesystem::path& 
         if (!names.insert(descriptor->name).second)
             throw Error(CDZ_STATUS_INVALID_CONFIG,
                         shown + ": two plugins with one name '" + descriptor->name + "' in this library");
-        library->descriptors_.push_back(descriptor);
+        library->tables_.push_back(std::make_unique<PluginTables>(*descriptor));
+        library->descriptors_.push_back(&library->tables_.back()->descriptor());
     }
     libraries.handles.push_back(std::move(handle));
     auto& stored = libraries.by_path[path];

@@ -3,9 +3,11 @@
 #pragma once
 
 #include <filesystem>
+#include <memory>
 #include <vector>
 
 #include "cadenza/plugin.h"
+#include "plugin_tables.h"
 
 namespace cadenza {
 
@@ -22,10 +24,12 @@ public:
     static const PluginLibrary* load_if_plugin(const std::filesystem::path& path);
 
     const std::filesystem::path& path() const { return path_; }
+    // The host's copies (plugin_tables.h), in the entry point's order.
     const std::vector<const cdz_plugin_descriptor*>& descriptors() const { return descriptors_; }
 
 private:
     std::filesystem::path path_;
+    std::vector<std::unique_ptr<PluginTables>> tables_;
     std::vector<const cdz_plugin_descriptor*> descriptors_;
 };
 

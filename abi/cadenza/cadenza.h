@@ -25,7 +25,9 @@
  * - cdz_pipeline_free and cdz_catalog_free must not race with any other call
  *   on the same handle (nor be called from its callback).
  * - A catalog is read-only after cdz_catalog_scan: any thread may read it.
- * - A status is owned by the caller that received it.
+ * - A status, an audio (cdz_audio) and a string the library returned are
+ *   plain data owned by the caller that received them: any thread may read
+ *   and free them, one at a time.
  */
 #ifndef CADENZA_H
 #define CADENZA_H

@@ -15,9 +15,25 @@
  *  - Tensors cross as DLPack (0.6). A DLManagedTensor* handed to the other
  *    side is released by calling its own deleter, so the producer frees it.
  *  - Structs that may grow start with `struct_size`; the reader of a struct
- *    checks it before touching a field added later. Tables are append-only.
- *  - Versioning: ABI major 0 until the first release. The loader refuses a
- *    plugin of another major, or of a newer minor than the host's.
+ *    checks it before touching a field added later (CDZ_STRUCT_HAS). Tables
+ *    and structs are append-only: a field is never moved, resized or removed
+ *    within a major.
+ *  - Versioning: ABI major 0 until the first release. A minor is bumped for
+ *    each addition. The loader refuses a plugin of another major, or of a
+ *    newer minor than the host's, and accepts every older minor: a struct a
+ *    plugin hands over (descriptor, parameter spec, function table) may be
+ *    as small as its first published version, and the host then uses the
+ *    documented default of each field the struct does not reach. A struct
+ *    the host hands over is always the host's own, so a plugin reads every
+ *    field its header has.
+ *  - Threads: the host calls one instance (and its sessions) from one thread
+ *    at a time. A codec stream may be driven from another thread than the
+ *    one that created it (the pipeline's decode thread), never concurrently
+ *    with another call on that stream or its instance's other functions.
+ *    Different instances may run on different threads at once.
+ *  - tokens_per_node: the host refuses any value but 1 (backbone info,
+ *    trees) with CDZ_STATUS_UNSUPPORTED until multi-codebook decoding
+ *    exists; the field is there so that it can come without a new major.
  */
 #ifndef CADENZA_PLUGIN_H
 #define CADENZA_PLUGIN_H
@@ -34,8 +50,14 @@ extern "C" {
 #endif
 
 #define CDZ_PLUGIN_ABI_MAJOR 0
-#define CDZ_PLUGIN_ABI_MINOR 3
+#define CDZ_PLUGIN_ABI_MINOR 4
 #define CDZ_PLUGIN_ENTRY_SYMBOL "cdz_plugin_entry"
+
+/* The size of `type` up to and including `field`: the struct_size a struct
+ * must have for its reader to use `field`. */
+#define CDZ_SIZE_THROUGH(type, field) (offsetof(type, field) + sizeof(((type*)0)->field))
+/* Whether the struct `*ptr` of type `type` reaches `field`. */
+#define CDZ_STRUCT_HAS(ptr, type, field) ((size_t)(ptr)->struct_size >= CDZ_SIZE_THROUGH(type, field))
 
 #if defined(_WIN32)
 #define CDZ_PLUGIN_EXPORT __declspec(dllexport)
@@ -331,6 +353,21 @@ typedef struct cdz_draft_input {
     const DLTensor* target_hidden;
     int64_t target_hidden_position;
     const cdz_sampling* sampling;
+    /* Added in ABI 0.4: what became of this session's previous proposal.
+     * Its tokens were tokens[0, previous_token_count); of its tree the
+     * acceptor kept accepted_count nodes, accepted_nodes (root to leaf,
+     * indices into that tree), which are now tokens[previous_token_count,
+     * previous_token_count + accepted_count) and followed by the target's
+     * token. previous_token_count = 0 (and accepted_count = 0) when the host
+     * gives no account: a session's first proposal, or one the host makes
+     * outside the decoding loop (cost measurements); the drafter then
+     * compares sequences itself. accepted_count = 0 after an acceptor that
+     * does not verify. Committed tokens never change, so a drafter with its
+     * own cache keeps tokens[0, previous_token_count) and the accepted nodes
+     * without comparing sequences. */
+    int64_t previous_token_count;
+    int32_t accepted_count;
+    const int32_t* accepted_nodes;
 } cdz_draft_input;
 
 typedef struct cdz_draft_output {
@@ -338,8 +375,20 @@ typedef struct cdz_draft_output {
     /* Arrays owned by the drafter, valid until its next call. */
     cdz_token_tree tree;
     /* float32 [node_count, vocab]: the distribution node i was drawn from,
-     * after sampling_probabilities. */
+     * after sampling_probabilities. NULL when the drafter wrote them into
+     * lent_probabilities (below) instead. */
     DLManagedTensor* probabilities;
+    /* Added in ABI 0.4, set by the host before the call: a buffer it lends
+     * for the draft distributions and reuses at every step, so that a
+     * drafter need not allocate [nodes, vocab] floats per proposal. Room for
+     * lent_rows rows of lent_row_size floats (the backbone's vocabulary);
+     * lent_rows >= the drafter's max_nodes. A drafter that writes row i
+     * (node i's distribution) there sets probabilities = NULL and
+     * wrote_lent_probabilities = 1. NULL / 0 when the host lends none. */
+    float* lent_probabilities;
+    int64_t lent_rows;
+    int64_t lent_row_size;
+    int32_t wrote_lent_probabilities;
 } cdz_draft_output;
 
 typedef struct cdz_drafter_vtable {
@@ -358,9 +407,11 @@ typedef struct cdz_drafter_vtable {
 
 typedef struct cdz_acceptor_info {
     uint32_t struct_size;
-    /* 0: the acceptor emits tokens without a target verification pass
-     * (Viterbi over MTP heads); target_probabilities is then NULL. */
-    int needs_target;
+    /* Nonzero (the host's default): the acceptor verifies drafts against the
+     * target's distributions. 0: it emits tokens without a verification
+     * pass (Viterbi over MTP heads); target_probabilities is then NULL.
+     * Called needs_target before ABI 0.4 (same place, same meaning). */
+    int verifies;
     int needs_draft_probabilities;
 } cdz_acceptor_info;
 
@@ -374,18 +425,28 @@ typedef struct cdz_accept_input {
     /* [node_count, vocab]: the distribution node i was drawn from. */
     const float* draft_probabilities;
     const cdz_sampling* sampling;
+    /* Added in ABI 0.4: the committed sequence the tree continues, prompt
+     * included (the tree's roots are children of its last token). */
+    const int32_t* sequence;
+    int64_t sequence_length;
 } cdz_accept_input;
 
 typedef struct cdz_accept_output {
     uint32_t struct_size;
-    /* Caller-allocated, capacity node_count: the accepted root-to-leaf path. */
+    /* Caller-allocated, room for accepted_capacity entries (>= node_count):
+     * the accepted root-to-leaf path. */
     int32_t* accepted_nodes;
     int32_t accepted_count;
-    /* Caller-allocated, capacity (node_count + 1) * tokens_per_node: what to
-     * append to the sequence, the accepted nodes' tokens then the token the
-     * target contributes (the correction or the bonus). */
+    /* Caller-allocated, room for emitted_capacity entries (>= (node_count +
+     * 1) * tokens_per_node): what to append to the sequence, the accepted
+     * nodes' tokens then the token the target contributes (the correction
+     * or the bonus). */
     int32_t* emitted_tokens;
     int32_t emitted_count;
+    /* Added in ABI 0.4, set by the host. An acceptor that would write more
+     * returns an error instead. */
+    int32_t accepted_capacity;
+    int32_t emitted_capacity;
 } cdz_accept_output;
 
 typedef struct cdz_acceptor_vtable {
@@ -394,7 +455,22 @@ typedef struct cdz_acceptor_vtable {
     void (*destroy)(void* ctx);
 
     cdz_status* (*get_info)(void* ctx, cdz_acceptor_info* out);
+    /* Stateless acceptance: what session_accept does for an acceptor
+     * without sessions. */
     cdz_status* (*accept)(void* ctx, const cdz_accept_input* in, cdz_accept_output* out);
+
+    /* Added in ABI 0.4, optional: per-synthesis state (all five set, or all
+     * NULL). The host creates a session for each synthesis, calls
+     * session_reset with the prompt (the sequence before the first step),
+     * then at each step session_accept instead of accept, and
+     * session_commit with the tokens it appended to the sequence after the
+     * step (the emitted tokens), as llama.cpp's samplers get reset and
+     * accept. session_reset may be called again to reuse the session. */
+    cdz_status* (*session_create)(void* ctx, void** out_session);
+    void (*session_destroy)(void* session);
+    cdz_status* (*session_reset)(void* session, const int32_t* tokens, int64_t count);
+    cdz_status* (*session_accept)(void* session, const cdz_accept_input* in, cdz_accept_output* out);
+    cdz_status* (*session_commit)(void* session, const int32_t* tokens, int64_t count);
 } cdz_acceptor_vtable;
 
 /* ------------------------------------------------------------------------ */

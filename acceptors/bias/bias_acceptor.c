@@ -89,7 +89,7 @@ static void destroy(void* ctx) {
 
 static cdz_status* get_info(void* ctx, cdz_acceptor_info* out) {
     if (!ctx || !out) return make_error(CDZ_STATUS_INVALID_ARGUMENT, "ctx or out is NULL");
-    out->needs_target = 1;
+    out->verifies = 1;
     out->needs_draft_probabilities = 1; /* without them drafts count as greedy */
     return NULL;
 }
@@ -123,7 +123,7 @@ static cdz_status_code check_input(const cdz_accept_input* in, const cdz_accept_
         return CDZ_STATUS_INVALID_ARGUMENT;
     }
     if (!in->target_probabilities) {
-        snprintf(text, size, "target probabilities are NULL (needs_target = 1)");
+        snprintf(text, size, "target probabilities are NULL (verifies = 1)");
         return CDZ_STATUS_INVALID_ARGUMENT;
     }
     if (tree->node_count > 0 && (!tree->tokens || !tree->parents || !out->accepted_nodes)) {
@@ -132,6 +132,12 @@ static cdz_status_code check_input(const cdz_accept_input* in, const cdz_accept_
     }
     if (!out->emitted_tokens) {
         snprintf(text, size, "emitted_tokens is NULL");
+        return CDZ_STATUS_INVALID_ARGUMENT;
+    }
+    if (out->accepted_capacity < tree->node_count || out->emitted_capacity < tree->node_count + 1) {
+        snprintf(text, size, "the output arrays have room for %ld accepted and %ld emitted tokens, a tree of %ld nodes "
+                 "needs %ld and %ld", (long)out->accepted_capacity, (long)out->emitted_capacity,
+                 (long)tree->node_count, (long)tree->node_count, (long)tree->node_count + 1);
         return CDZ_STATUS_INVALID_ARGUMENT;
     }
     for (i = 0; i < tree->node_count; ++i) {
@@ -266,8 +272,14 @@ static cdz_status* accept(void* ctx, const cdz_accept_input* in, cdz_accept_outp
     }
 }
 
+/* Designated initializers: functions appended to the table in later ABI
+ * minors are left NULL (the documented default) without a warning. */
 static const cdz_acceptor_vtable vtable = {
-    sizeof(cdz_acceptor_vtable), create, destroy, get_info, accept,
+    .struct_size = sizeof(cdz_acceptor_vtable),
+    .create = create,
+    .destroy = destroy,
+    .get_info = get_info,
+    .accept = accept,
 };
 
 static const cdz_plugin_descriptor descriptor = {

@@ -67,6 +67,21 @@ cdz_status* guarded(const cdz_host_api* host, const char* plugin_name, Body&& bo
     }
 }
 
+// The table of an acceptor without sessions: the functions appended since
+// (sessions, ABI 0.4) stay NULL.
+constexpr cdz_acceptor_vtable stateless_acceptor_vtable(decltype(cdz_acceptor_vtable::create) create,
+                                                        decltype(cdz_acceptor_vtable::destroy) destroy,
+                                                        decltype(cdz_acceptor_vtable::get_info) get_info,
+                                                        decltype(cdz_acceptor_vtable::accept) accept) {
+    cdz_acceptor_vtable table{};
+    table.struct_size = sizeof(cdz_acceptor_vtable);
+    table.create = create;
+    table.destroy = destroy;
+    table.get_info = get_info;
+    table.accept = accept;
+    return table;
+}
+
 // The body of cdz_plugin_entry for a library with one descriptor.
 inline cdz_status* enter_plugin(const cdz_host_api* host, cdz_plugin_list* out,
                                 const cdz_plugin_descriptor* const* descriptors, const char* plugin_name,
@@ -101,7 +116,7 @@ inline cdz_status* enter_plugin(const cdz_host_api* host, cdz_plugin_list* out,
 // the pointers, the vocabulary, a single-codebook tree in topological order
 // with tokens inside the vocabulary, and room for the result. Clears the
 // output counts so that a failed call returns an empty result.
-inline void check_accept_call(const cdz_accept_input* in, cdz_accept_output* out, bool needs_target) {
+inline void check_accept_call(const cdz_accept_input* in, cdz_accept_output* out, bool verifies) {
     if (!in) invalid("the input is NULL");
     if (!out) invalid("the output is NULL");
     if (in->struct_size < sizeof(cdz_accept_input)) invalid("the input struct is smaller than this plugin's");
@@ -117,11 +132,17 @@ inline void check_accept_call(const cdz_accept_input* in, cdz_accept_output* out
     if (in->vocab_size <= 0) invalid("the vocabulary size must be positive, got " + std::to_string(in->vocab_size));
     if (in->vocab_size > std::numeric_limits<int32_t>::max())
         invalid("the vocabulary size " + std::to_string(in->vocab_size) + " does not fit token ids");
-    if (needs_target && !in->target_probabilities) invalid("target probabilities are NULL (needs_target = 1)");
+    if (verifies && !in->target_probabilities) invalid("target probabilities are NULL (verifies = 1)");
     const int32_t n = tree->node_count;
     if (n > 0 && (!tree->tokens || !tree->parents)) invalid("the tree's tokens or parents are NULL");
     if (n > 0 && !out->accepted_nodes) invalid("accepted_nodes is NULL");
     if (!out->emitted_tokens) invalid("emitted_tokens is NULL");
+    if (out->accepted_capacity < n)
+        invalid("accepted_nodes has room for " + std::to_string(out->accepted_capacity) + " nodes, the tree has " +
+                std::to_string(n));
+    if (out->emitted_capacity < n + 1)
+        invalid("emitted_tokens has room for " + std::to_string(out->emitted_capacity) + " tokens, a tree of " +
+                std::to_string(n) + " nodes can emit " + std::to_string(n + 1));
     for (int32_t i = 0; i < n; ++i) {
         const int32_t parent = tree->parents[i];
         if (parent < -1 || parent >= i)

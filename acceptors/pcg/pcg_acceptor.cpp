@@ -128,7 +128,7 @@ cdz_status* get_info(void* ctx, cdz_acceptor_info* out) noexcept {
     return guarded([&] {
         if (!ctx || !out) throw PluginError(CDZ_STATUS_INVALID_ARGUMENT, "acceptor.pcg: get_info: ctx or out is NULL");
         out->struct_size = sizeof(cdz_acceptor_info);
-        out->needs_target = 1;
+        out->verifies = 1;
         out->needs_draft_probabilities = 1;
     });
 }
@@ -141,6 +141,9 @@ cdz_status* accept(void* ctx, const cdz_accept_input* in, cdz_accept_output* out
         check(out->struct_size >= sizeof(cdz_accept_output) && out->accepted_nodes && out->emitted_tokens,
               "accept: the output arrays are NULL");
         const cdz_token_tree& tree = *in->tree;
+        check(out->accepted_capacity >= tree.node_count && out->emitted_capacity >= tree.node_count + 1,
+              "accept: the output arrays have room for fewer than node_count (accepted) and node_count + 1 "
+              "(emitted) entries");
         const int64_t vocab = in->vocab_size;
         if (vocab != self.index->vocab_size())
             throw PluginError(CDZ_STATUS_INVALID_ARGUMENT,
@@ -193,7 +196,8 @@ cdz_status* accept(void* ctx, const cdz_accept_input* in, cdz_accept_output* out
     });
 }
 
-const cdz_acceptor_vtable vtable = {sizeof(cdz_acceptor_vtable), create, destroy, get_info, accept};
+const cdz_acceptor_vtable vtable = {sizeof(cdz_acceptor_vtable), create, destroy, get_info, accept,
+                                    nullptr, nullptr, nullptr, nullptr, nullptr};  // no sessions
 
 const cdz_plugin_descriptor descriptor = {
     sizeof(cdz_plugin_descriptor),

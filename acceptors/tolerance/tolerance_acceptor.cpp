@@ -191,7 +191,7 @@ void destroy(void* ctx) noexcept { delete static_cast<ToleranceAcceptor*>(ctx); 
 cdz_status* get_info(void* ctx, cdz_acceptor_info* out) noexcept {
     return guarded(g_host, plugin_name, [&] {
         if (!ctx || !out) invalid("ctx or out is NULL");
-        out->needs_target = 1;
+        out->verifies = 1;
         out->needs_draft_probabilities = 0;
     });
 }
@@ -204,9 +204,7 @@ cdz_status* accept(void* ctx, const cdz_accept_input* in, cdz_accept_output* out
     });
 }
 
-const cdz_acceptor_vtable vtable = {
-    sizeof(cdz_acceptor_vtable), create, destroy, get_info, accept,
-};
+const cdz_acceptor_vtable vtable = stateless_acceptor_vtable(create, destroy, get_info, accept);
 
 const cdz_plugin_descriptor descriptor = {
     sizeof(cdz_plugin_descriptor),

@@ -3,7 +3,7 @@
 // with Multi-Token Prediction and Speculative Decoding", ICASSP 2025,
 // Section III-C and Algorithm 1).
 //
-// How the engine drives it (needs_target = 0): the backbone evaluates the
+// How the engine drives it (verifies = 0): the backbone evaluates the
 // pending tokens, the MTP drafter proposes a chain of n nodes (node i is head
 // i's argmax, head i predicting the token i + 1 steps ahead) and sets
 // draft_probabilities row i to head i's distribution S_{i+1} over the
@@ -25,9 +25,11 @@
 //   log Q(a, b) = log of the transitions file's Q(a, b)  (the transition)
 //   score(x_1..x_n) = log S_1(x_1) + sum_{t=2..n} [log Q(x_{t-1}, x_t) + log S_t(x_t)]
 // which is Algorithm 1's product delta_T = S_1(x_1) prod_t Q(x_{t-1}, x_t) S_t(x_t)
-// in logs. The first state's score is its emission alone: Algorithm 1 line 3
-// has no transition into step 1 (an acceptor does not see the prefix).
-//   delta_1(j) = log S_1(a_j)
+// in logs. Algorithm 1 line 3 scores the first state by its emission alone;
+// with prefix_transition (the default) it also gets the transition from the
+// last committed token x_0, which the acceptor's session (or the input's
+// sequence) knows: the paper's product then runs over every transition.
+//   delta_1(j) = log S_1(a_j) [+ log Q(x_0, a_j)]
 //   delta_t(j) = max_i [delta_{t-1}(i) + log Q(a_i, a_j)] + log S_t(a_j)
 //   psi_t(j)   = argmax_i [delta_{t-1}(i) + log Q(a_i, a_j)]
 // then the best final state and back-tracking through psi. Ties go to the
@@ -36,7 +38,8 @@
 //
 // The first state. With sample_first (the default) the first token is drawn
 // from head 1's top-k, renormalized: P(x_1 = a) = S_1(a) / sum_{b in top-k} S_1(b)
-// ("top-k sampling ... to preserve diversity", Fig. 2), with the instance's
+// ("top-k sampling ... to preserve diversity", Fig. 2), with prefix_transition
+// S_1(a) Q(x_0, a) renormalized (S_1 alone if Q(x_0, .) is 0 on all), with the instance's
 // random stream, so a seed reproduces a run bit for bit. Viterbi then runs
 // with step 1 restricted to that state: x_2..x_n maximise the score given
 // x_1. Without sample_first, x_1..x_n maximise the score jointly.
@@ -115,6 +118,7 @@ struct Viterbi {
     int32_t top_k = 3;
     int32_t heads = 0;  // 0: all
     bool sample_first = true;
+    bool prefix_transition = true;
     Lattice lattice = Lattice::per_head;
     cdz_rng* rng = nullptr;
 
@@ -125,6 +129,7 @@ struct Viterbi {
     std::vector<int32_t> tokens;          // the m distinct tokens, ascending
     std::vector<double> log_q;            // [m * m]: log Q(tokens[a], tokens[b])
     std::vector<float> q_row;             // [m]
+    std::vector<double> log_q_first;      // [m]: log Q(x_0, tokens[a]), the transition into step 1
     std::vector<int32_t> state_offset;    // [n + 1]: step t's states are [offset[t], offset[t + 1])
     std::vector<int32_t> state_token;     // index into `tokens`
     std::vector<double> state_emission;   // log S_t of the state's token
@@ -147,6 +152,8 @@ const cdz_param_spec params[] = {
      "draw the first token from head 1's renormalized top-k (diversity); false: joint Viterbi argmax"},
     {"lattice", CDZ_PARAM_STRING, "\"per_head\"", 0, 0.0, 0.0, lattice_choices,
      "states of step t: \"per_head\" = head t's top-k; \"union\" = the m distinct tokens of all heads' top-k"},
+    {"prefix_transition", CDZ_PARAM_BOOL, "true", 0, 0.0, 0.0, nullptr,
+     "score the first token with the transition from the last committed one; false: Algorithm 1 as printed"},
 };
 
 Viterbi& viterbi_of(void* ctx) {
@@ -161,12 +168,13 @@ cdz_status* create(const cdz_instance_args* args, void** out_ctx) noexcept {
     const char* path = nullptr;
     const char* lattice = nullptr;
     int64_t top_k = 0, heads = 0;
-    int sample_first = 1;
+    int sample_first = 1, prefix_transition = 1;
     cdz_status* status = nullptr;
     if ((status = host->params_get_string(args->params, "transitions", &path)) ||
         (status = host->params_get_int(args->params, "top_k", &top_k)) ||
         (status = host->params_get_int(args->params, "heads", &heads)) ||
         (status = host->params_get_bool(args->params, "sample_first", &sample_first)) ||
+        (status = host->params_get_bool(args->params, "prefix_transition", &prefix_transition)) ||
         (status = host->params_get_string(args->params, "lattice", &lattice)))
         return status;
     return guarded([&] {
@@ -176,6 +184,7 @@ cdz_status* create(const cdz_instance_args* args, void** out_ctx) noexcept {
         viterbi->top_k = static_cast<int32_t>(top_k);
         viterbi->heads = static_cast<int32_t>(heads);
         viterbi->sample_first = sample_first != 0;
+        viterbi->prefix_transition = prefix_transition != 0;
         viterbi->lattice = std::strcmp(lattice, "union") == 0 ? Lattice::union_of_heads : Lattice::per_head;
         viterbi->rng = args->rng;
         if (viterbi->sample_first && !viterbi->rng)
@@ -190,7 +199,7 @@ cdz_status* get_info(void* ctx, cdz_acceptor_info* out) noexcept {
     return guarded([&] {
         viterbi_of(ctx);
         if (!out) throw AcceptorError(CDZ_STATUS_INVALID_ARGUMENT, "out is NULL");
-        out->needs_target = 0;               // emits without a verification pass
+        out->verifies = 0;               // emits without a verification pass
         out->needs_draft_probabilities = 1;  // the heads' distributions S_t
     });
 }
@@ -262,9 +271,14 @@ void check_input(const Viterbi& self, const cdz_accept_input* in, const cdz_acce
                                 " (build it with `cadenza build-transitions --vocab " +
                                 std::to_string(in->vocab_size) + "` over the backbone's token ids)");
     if (!out->emitted_tokens) throw AcceptorError(CDZ_STATUS_INVALID_ARGUMENT, "emitted_tokens is NULL");
+    if (out->emitted_capacity < tree->node_count)
+        throw AcceptorError(CDZ_STATUS_INVALID_ARGUMENT,
+                            "emitted_tokens has room for " + std::to_string(out->emitted_capacity) +
+                                " tokens, fewer than the tree's " + std::to_string(tree->node_count) + " nodes");
 }
 
-void accept_heads(Viterbi& self, const cdz_accept_input* in, cdz_accept_output* out) {
+// `previous`: the last committed token x_0, or -1 when unknown.
+void accept_heads(Viterbi& self, const cdz_accept_input* in, cdz_accept_output* out, int32_t previous) {
     check_input(self, in, out);
     const int64_t vocab = in->vocab_size;
     const int32_t node_count = in->tree->node_count;
@@ -305,15 +319,38 @@ void accept_heads(Viterbi& self, const cdz_accept_input* in, cdz_accept_output* 
         }
     }
 
-    // 4. The first state, drawn from head 1's renormalized top-k.
+    // 3b. log Q(x_0, a): the transition into step 1.
+    const bool from_previous = self.prefix_transition && previous >= 0 && previous < vocab;
+    if (from_previous) {
+        self.q_row.resize(m);
+        self.log_q_first.resize(m);
+        self.transitions.gather_row(previous, self.tokens.data(), static_cast<size_t>(m), self.q_row.data());
+        for (int32_t a = 0; a < m; ++a)
+            self.log_q_first[a] = self.q_row[a] > 0.0f ? std::log(static_cast<double>(self.q_row[a])) : negative_infinity;
+    }
+
+    // 4. The first state, drawn from head 1's renormalized top-k (times the
+    //    transition from x_0).
     int32_t first_token = -1;
     if (self.sample_first) {
         const int32_t count = self.candidate_count[0];
-        double total = 0.0;
-        for (int32_t c = 0; c < count; ++c) total += self.candidates[c].probability;
         self.first_weights.resize(count);
-        for (int32_t c = 0; c < count; ++c)
-            self.first_weights[c] = static_cast<float>(self.candidates[c].probability / total);
+        auto weigh = [&](bool with_transition) {
+            double total = 0.0;
+            for (int32_t c = 0; c < count; ++c) {
+                const double transition =
+                    with_transition ? std::exp(self.log_q_first[token_index(self.tokens, self.candidates[c].token)]) : 1.0;
+                total += self.candidates[c].probability * transition;
+            }
+            if (!(total > 0.0)) return false;
+            for (int32_t c = 0; c < count; ++c) {
+                const double transition =
+                    with_transition ? std::exp(self.log_q_first[token_index(self.tokens, self.candidates[c].token)]) : 1.0;
+                self.first_weights[c] = static_cast<float>(self.candidates[c].probability * transition / total);
+            }
+            return true;
+        };
+        if (!(from_previous && weigh(true))) weigh(false);
         const int64_t drawn = g_host->sample_index(self.rng, self.first_weights.data(), count);
         if (drawn < 0 || drawn >= count)
             throw AcceptorError(CDZ_STATUS_INTERNAL, "the host's sample_index returned an index out of range");
@@ -350,7 +387,7 @@ void accept_heads(Viterbi& self, const cdz_accept_input* in, cdz_accept_output* 
     self.delta.resize(self.state_token.size());
     self.back.resize(self.state_token.size());
     for (int32_t s = self.state_offset[0]; s < self.state_offset[1]; ++s) {
-        self.delta[s] = self.state_emission[s];
+        self.delta[s] = self.state_emission[s] + (from_previous ? self.log_q_first[self.state_token[s]] : 0.0);
         self.back[s] = -1;
     }
     for (int32_t t = 1; t < n; ++t) {
@@ -401,12 +438,62 @@ void accept_heads(Viterbi& self, const cdz_accept_input* in, cdz_accept_output* 
     out->emitted_count = n;
 }
 
+// A synthesis's session remembers the last committed token x_0.
+struct Session {
+    Viterbi* viterbi;
+    int32_t previous = -1;
+};
+
+Session& session_of(void* session) {
+    if (!session) throw AcceptorError(CDZ_STATUS_INVALID_ARGUMENT, "the session is NULL");
+    return *static_cast<Session*>(session);
+}
+
+cdz_status* session_create(void* ctx, void** out_session) noexcept {
+    return guarded([&] {
+        if (!out_session) throw AcceptorError(CDZ_STATUS_INVALID_ARGUMENT, "out_session is NULL");
+        *out_session = new Session{&viterbi_of(ctx)};
+    });
+}
+
+void session_destroy(void* session) noexcept { delete static_cast<Session*>(session); }
+
+// The last of `tokens`, or `otherwise` when there are none.
+int32_t last_token(const int32_t* tokens, int64_t count, int32_t otherwise) {
+    if (count < 0 || (count > 0 && !tokens))
+        throw AcceptorError(CDZ_STATUS_INVALID_ARGUMENT, "the tokens are NULL or their count is negative");
+    return count > 0 ? tokens[count - 1] : otherwise;
+}
+
+// Without a session, x_0 is the input's sequence's last token.
 cdz_status* accept(void* ctx, const cdz_accept_input* in, cdz_accept_output* out) noexcept {
-    return guarded([&] { accept_heads(viterbi_of(ctx), in, out); });
+    return guarded([&] {
+        const int32_t previous = in ? last_token(in->sequence, in->sequence_length, -1) : -1;
+        accept_heads(viterbi_of(ctx), in, out, previous);
+    });
+}
+
+cdz_status* session_reset(void* session, const int32_t* tokens, int64_t count) noexcept {
+    return guarded([&] { session_of(session).previous = last_token(tokens, count, -1); });
+}
+
+cdz_status* session_commit(void* session, const int32_t* tokens, int64_t count) noexcept {
+    return guarded([&] {
+        Session& state = session_of(session);
+        state.previous = last_token(tokens, count, state.previous);
+    });
+}
+
+cdz_status* session_accept(void* session, const cdz_accept_input* in, cdz_accept_output* out) noexcept {
+    return guarded([&] {
+        Session& state = session_of(session);
+        accept_heads(*state.viterbi, in, out, state.previous);
+    });
 }
 
 const cdz_acceptor_vtable vtable = {
     sizeof(cdz_acceptor_vtable), create, destroy, get_info, accept,
+    session_create, session_destroy, session_reset, session_accept, session_commit,
 };
 
 const cdz_plugin_descriptor descriptor = {

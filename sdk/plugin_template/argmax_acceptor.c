@@ -52,7 +52,7 @@ static void destroy(void* ctx) { free(ctx); }
 
 static cdz_status* get_info(void* ctx, cdz_acceptor_info* out) {
     (void)ctx;
-    out->needs_target = 1;
+    out->verifies = 1;
     out->needs_draft_probabilities = 0;
     return NULL;
 }
@@ -97,8 +97,14 @@ static cdz_status* accept(void* ctx, const cdz_accept_input* in, cdz_accept_outp
     return NULL;
 }
 
+/* Designated initializers: functions appended to the table in later ABI
+ * minors are left NULL (the documented default) without a warning. */
 static const cdz_acceptor_vtable vtable = {
-    sizeof(cdz_acceptor_vtable), create, destroy, get_info, accept,
+    .struct_size = sizeof(cdz_acceptor_vtable),
+    .create = create,
+    .destroy = destroy,
+    .get_info = get_info,
+    .accept = accept,
 };
 
 static const cdz_plugin_descriptor descriptor = {

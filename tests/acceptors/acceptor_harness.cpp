@@ -35,7 +35,7 @@ cdz_acceptor_info AcceptorHarness::info() const {
 
 AcceptResult AcceptorHarness::accept(const std::vector<int32_t>& tokens, const std::vector<int32_t>& parents,
                                      int64_t vocab, const std::vector<float>& target, const std::vector<float>& draft,
-                                     const cdz_sampling& sampling) const {
+                                     const cdz_sampling& sampling, const std::vector<int32_t>& sequence) const {
     const int32_t n = static_cast<int32_t>(tokens.size());
     if (parents.size() != tokens.size()) throw Error(CDZ_STATUS_INVALID_ARGUMENT, "tokens and parents differ in size");
     if (!target.empty() && target.size() != static_cast<size_t>((n + 1) * vocab))
@@ -50,8 +50,10 @@ AcceptResult AcceptorHarness::accept(const std::vector<int32_t>& tokens, const s
     input.target_probabilities = target.empty() ? nullptr : target.data();
     input.draft_probabilities = draft.empty() ? nullptr : draft.data();
     input.sampling = &sampling;
+    input.sequence = sequence.empty() ? nullptr : sequence.data();
+    input.sequence_length = static_cast<int64_t>(sequence.size());
     std::vector<int32_t> nodes(static_cast<size_t>(n) + 1, -1), emitted(static_cast<size_t>(n) + 1, -1);
-    cdz_accept_output output{sizeof(cdz_accept_output), nodes.data(), 0, emitted.data(), 0};
+    cdz_accept_output output{sizeof(cdz_accept_output), nodes.data(), 0, emitted.data(), 0, n + 1, n + 1};
     const auto& vtable = state_->instance->vtable<cdz_acceptor_vtable>();
     throw_if_error(vtable.accept(state_->instance->context(), &input, &output), "accept");
     if (output.accepted_count < 0 || output.accepted_count > n || output.emitted_count < 0 || output.emitted_count > n + 1)

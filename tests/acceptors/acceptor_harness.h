@@ -31,10 +31,12 @@ public:
 
     // target: [(n + 1) * vocab], row 0 after the prefix, row i + 1 after node i
     // (may be empty when the acceptor does not need it);
-    // draft: [n * vocab], the distribution node i was drawn from (may be empty).
+    // draft: [n * vocab], the distribution node i was drawn from (may be empty);
+    // sequence: the committed tokens the tree continues (may be empty).
     AcceptResult accept(const std::vector<int32_t>& tokens, const std::vector<int32_t>& parents, int64_t vocab,
                         const std::vector<float>& target, const std::vector<float>& draft,
-                        const cdz_sampling& sampling = default_sampling()) const;
+                        const cdz_sampling& sampling = default_sampling(),
+                        const std::vector<int32_t>& sequence = {}) const;
 
     // Restarts the acceptor's random stream, as the engine does per synthesis.
     void reseed(uint64_t seed);

@@ -71,7 +71,8 @@ struct Call {
         in.target_probabilities = target.data();
         in.draft_probabilities = draft.data();
         in.sampling = &sampling;
-        out = {sizeof(cdz_accept_output), nodes.data(), 0, emitted.data(), 0};
+        out = {sizeof(cdz_accept_output), nodes.data(), 0, emitted.data(), 0, static_cast<int32_t>(nodes.size()),
+               static_cast<int32_t>(emitted.size())};
     }
 };
 
@@ -105,6 +106,8 @@ TEST_P(BasicAcceptorValidation, InvalidCallsReturnAStatusNamingThePlugin) {
         {"two codebooks", [](Call& c) { c.tree.tokens_per_node = 2; }, CDZ_STATUS_UNSUPPORTED, "tokens_per_node"},
         {"NULL accepted_nodes", [](Call& c) { c.out.accepted_nodes = nullptr; }, CDZ_STATUS_INVALID_ARGUMENT, "NULL"},
         {"NULL emitted_tokens", [](Call& c) { c.out.emitted_tokens = nullptr; }, CDZ_STATUS_INVALID_ARGUMENT, "NULL"},
+        {"no room for the path", [](Call& c) { c.out.accepted_capacity = 2; }, CDZ_STATUS_INVALID_ARGUMENT, "room for 2"},
+        {"no room for the tokens", [](Call& c) { c.out.emitted_capacity = 3; }, CDZ_STATUS_INVALID_ARGUMENT, "room for"},
         {"NaN in row 0", [nan](Call& c) { c.target[1] = nan; }, CDZ_STATUS_INVALID_ARGUMENT, "row 0"},
         {"negative entry in row 0", [](Call& c) { c.target[1] = -0.5f; }, CDZ_STATUS_INVALID_ARGUMENT, "row 0"},
         {"row 0 without mass", [](Call& c) { std::fill(c.target.begin(), c.target.begin() + 4, 0.0f); },

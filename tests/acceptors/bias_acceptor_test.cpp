@@ -13,7 +13,7 @@ namespace {
 
 TEST(BiasAcceptor, DescribesItself) {
     const AcceptorHarness harness(table_of("acceptor.bias"));
-    EXPECT_EQ(harness.info().needs_target, 1);
+    EXPECT_EQ(harness.info().verifies, 1);
 }
 
 // Random trees, vocabularies, rows (sometimes one-hot, sometimes sparse or

@@ -104,7 +104,7 @@ Verdict judge(ToyModel& model, const std::vector<int32_t>& shape, const AcceptFu
 
 TEST(ExactAcceptor, DescribesItself) {
     const AcceptorHarness harness(table_of("acceptor.exact"));
-    EXPECT_EQ(harness.info().needs_target, 1);
+    EXPECT_EQ(harness.info().verifies, 1);
 }
 
 TEST(ExactAcceptor, ChainKeepsTargetDistribution) {

@@ -153,7 +153,7 @@ Chain draw_chain(int depth, uint64_t& state) {
 TEST_F(PcgTest, AsksForTargetAndDraftProbabilities) {
     const auto acceptor = harness(make_groups(overlapping));
     const cdz_acceptor_info info = acceptor->info();
-    EXPECT_EQ(info.needs_target, 1);
+    EXPECT_EQ(info.verifies, 1);
     EXPECT_EQ(info.needs_draft_probabilities, 1);
 }
 

@@ -25,7 +25,7 @@ std::vector<float> sparse_rows(const std::vector<std::vector<std::pair<int32_t, 
 
 TEST(ToleranceAcceptor, DescribesItself) {
     const AcceptorHarness harness(table_of("acceptor.tolerance"));
-    EXPECT_EQ(harness.info().needs_target, 1);
+    EXPECT_EQ(harness.info().verifies, 1);
     EXPECT_EQ(harness.info().needs_draft_probabilities, 0);
 }
 

@@ -252,7 +252,7 @@ TEST(ViterbiAcceptor, EmitsWithoutVerificationAndNeedsDraftProbabilities) {
     random_dense(rng, 10).save((dir / "q.cdztrn").string());
     AcceptorHarness harness(table(dir / "q.cdztrn", 3));
     const cdz_acceptor_info info = harness.info();
-    EXPECT_EQ(info.needs_target, 0);
+    EXPECT_EQ(info.verifies, 0);
     EXPECT_EQ(info.needs_draft_probabilities, 1);
 }
 
@@ -338,6 +338,42 @@ TEST(ViterbiAcceptor, FirstStateIsSampledFromHeadOneTopK) {
     EXPECT_LT(statistic, cadenza::test::chi_square_critical_999(degrees))
         << "first tokens 1/3/5/4: " << observed[1] << " " << observed[3] << " " << observed[5] << " "
         << observed[4];
+}
+
+TEST(ViterbiAcceptor, TheFirstTokenFollowsTheLastCommittedOne) {
+    // With the committed sequence, the first token is drawn from head 1's
+    // top-k times Q(x_0, .), renormalized; prefix_transition = false ignores x_0.
+    std::mt19937_64 rng(17);
+    TempDir dir;
+    const int64_t vocab = 10;
+    const int k = 3;
+    const TransitionMatrix q = random_dense(rng, vocab);
+    q.save((dir / "q.cdztrn").string());
+    Heads heads = random_heads(rng, 2, vocab);
+    const std::vector<int32_t> top = top_k_of(heads.rows.data(), vocab, k);
+    const int32_t x0 = 6;
+    const std::vector<int32_t> sequence = {2, 9, x0};
+    auto expected_first = [&](bool with_transition) {
+        std::vector<double> expected(static_cast<size_t>(vocab), 0.0);
+        double mass = 0.0;
+        for (int32_t token : top)
+            mass += expected[token] = heads.rows[token] * (with_transition ? q.probability(x0, token) : 1.0);
+        for (double& value : expected) value /= mass;
+        return expected;
+    };
+    for (const bool with_transition : {true, false}) {
+        AcceptorHarness harness(
+            table(dir / "q.cdztrn", k, with_transition ? "" : "prefix_transition = false\n"), 29);
+        std::vector<int64_t> observed(static_cast<size_t>(vocab), 0);
+        for (int i = 0; i < 20000; ++i)
+            ++observed[harness.accept(heads.tokens, chain_parents(2), vocab, {}, heads.rows,
+                                      AcceptorHarness::default_sampling(), sequence)
+                           .emitted[0]];
+        int degrees = 0;
+        const double statistic = cadenza::test::chi_square(observed, expected_first(with_transition), degrees);
+        EXPECT_EQ(degrees, k - 1);
+        EXPECT_LT(statistic, cadenza::test::chi_square_critical_999(degrees)) << "with_transition " << with_transition;
+    }
 }
 
 TEST(ViterbiAcceptor, OneHotFirstHeadMakesTheFirstTokenCertain) {

@@ -51,6 +51,24 @@ TEST(AcceptorsEndToEnd, Exact) {
     expect_a_full_synthesis(engine, true);
 }
 
+TEST(AcceptorsEndToEnd, ExactWithADrafterThatReturnsItsOwnTensor) {
+    // The markov drafter writes into the host's lent buffer unless told not to.
+    Engine engine = engine_for(pipeline_with("plugin = \"acceptor.exact\"\n", "depth = 3\nlent_buffer = false\n"));
+    expect_a_full_synthesis(engine, true);
+}
+
+TEST(AcceptorsEndToEnd, AnAcceptorWithSessionsHearsEveryCommittedToken) {
+    // test.session_acceptor fails any step whose sequence is not the prompt
+    // plus what session_commit reported; a second synthesis resets it.
+    Engine engine = engine_for(pipeline_with("plugin = \"test.session_acceptor\"\n"));
+    SynthesisRequest request;
+    request.text = "Sessions.";
+    const auto audio = engine.synthesize(request);
+    EXPECT_EQ(audio.size(), 50u * 320u);
+    EXPECT_EQ(engine.stats().steps(), engine.stats().tokens_generated());  // greedy: one token per step
+    EXPECT_EQ(engine.synthesize(request), audio);
+}
+
 TEST(AcceptorsEndToEnd, BiasOnATree) {
     Engine engine = engine_for(pipeline_with("plugin = \"acceptor.bias\"\nbeta = 0.3\n", "depth = 2\nbranching = 2\n"));
     expect_a_full_synthesis(engine, true);

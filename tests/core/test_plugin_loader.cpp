@@ -92,6 +92,11 @@ TEST(PluginLoader, ANewerMinorVersionIsRefused) {
                       "plugin ABI 0." + std::to_string(CDZ_PLUGIN_ABI_MINOR + 1));
 }
 
+TEST(PluginLoader, AFunctionTableShorterThanTheFirstVersionIsRefused) {
+    expect_load_error(test_plugin_library("broken", "short_table"), CDZ_STATUS_ABI_MISMATCH,
+                      "acceptor table smaller than ABI 0.1's");
+}
+
 TEST(PluginLoader, TwoPluginsWithOneNameInALibraryAreRefused) {
     expect_load_error(test_plugin_library("broken", "duplicate_name"), CDZ_STATUS_INVALID_CONFIG,
                       "two plugins with one name 'test.broken'");
@@ -136,10 +141,10 @@ TEST(PluginCatalog, AnEarlierLocationShadowsALaterOne) {
 TEST(PluginCatalog, BrokenLibrariesAreReportedWithoutHidingGoodOnes) {
     const auto catalog = PluginCatalog::scan({{test_plugin_dir("broken"), "broken", true},
                                               {test_plugin_dir("c_plugin"), "good", true}});
-    // future_major, newer_minor, duplicate_name, entry_fails, bad_default and
-    // entry_is_data; no_entry and exiting_constructor are not plugins and
-    // are not loaded at all.
-    EXPECT_EQ(catalog.problems().size(), 6u);
+    // future_major, newer_minor, duplicate_name, entry_fails, bad_default,
+    // short_table and entry_is_data; no_entry and exiting_constructor are
+    // not plugins and are not loaded at all.
+    EXPECT_EQ(catalog.problems().size(), 7u);
     EXPECT_EQ(catalog.skipped().size(), 2u);
     EXPECT_STREQ(catalog.find("example.argmax_acceptor").descriptor->name, "example.argmax_acceptor");
 }
@@ -161,7 +166,7 @@ TEST(PluginCatalog, WithTheNamesItNeedsTheSearchStopsWhereAllAreFound) {
     EXPECT_TRUE(needed.problems().empty());  // the broken libraries after it were never opened
     EXPECT_EQ(needed.find("example.argmax_acceptor").origin, "first");
     const auto missing = PluginCatalog::scan(path, {"example.argmax_acceptor", "no.such_plugin"});
-    EXPECT_EQ(missing.problems().size(), 6u);  // not all found: every place is searched
+    EXPECT_EQ(missing.problems().size(), 7u);  // not all found: every place is searched
 }
 
 TEST(PluginCatalog, AnUnknownNameSuggestsTheClosestAndListsThePath) {

@@ -3,6 +3,10 @@
 // noise), so some drafts are accepted and some are not, as with a real
 // shallow draft model. It proposes `depth` levels with `branching` children
 // per node, each node's children drawn i.i.d. from the distribution after it.
+// It writes its distributions into the host's lent buffer (or, with
+// lent_buffer = false, into a tensor of its own), and checks at each
+// proposal that what the host says of the previous one (previous_token_count,
+// accepted_nodes) matches the sequence it now continues.
 #include <cmath>
 #include <exception>
 #include <limits>
@@ -36,12 +40,14 @@ const cdz_param_spec params[] = {
      "weights streamed per draft level, to cost like a small model (benchmarks)"},
     {"nan_probabilities", CDZ_PARAM_BOOL, "false", 0, 0, 0, nullptr,
      "the last node's distribution holds a NaN, as a broken drafter's would"},
+    {"lent_buffer", CDZ_PARAM_BOOL, "true", 0, 0, 0, nullptr,
+     "write the distributions into the host's lent buffer; false: a tensor of its own"},
 };
 
 struct Drafter {
     cadenza::test::MarkovLayout layout;
     int64_t end_after, depth, branching, hidden_size;
-    bool needs_hidden, nan_probabilities;
+    bool needs_hidden, nan_probabilities, lent_buffer;
     std::vector<float> table;
     cdz_rng* rng;
     std::unique_ptr<cadenza::test::SimulatedWeights> weights;
@@ -49,8 +55,9 @@ struct Drafter {
 
 struct Session {
     const Drafter* drafter;
-    std::vector<int32_t> tokens, parents;
+    std::vector<int32_t> tokens, parents;  // the last proposal's tree
     std::vector<float> logits;
+    int64_t previous_token_count = 0;      // the sequence's length at the last proposal
 };
 
 cdz_status* fail(cdz_status_code code, const std::string& message) {
@@ -62,7 +69,7 @@ cdz_status* create(const cdz_instance_args* args, void** out_ctx) {
         auto* d = new Drafter{};
         double sharpness = 0, noise = 0, weight_megabytes = 0;
         int64_t seed = 0;
-        int needs_hidden = 0, phone_markers = 0, nan_probabilities = 0;
+        int needs_hidden = 0, phone_markers = 0, nan_probabilities = 0, lent_buffer = 1;
         cdz_status* status = nullptr;
         if ((status = host->params_get_int(args->params, "text_tokens", &d->layout.text_tokens)) ||
             (status = host->params_get_int(args->params, "audio_tokens", &d->layout.audio_tokens)) ||
@@ -76,12 +83,14 @@ cdz_status* create(const cdz_instance_args* args, void** out_ctx) {
             (status = host->params_get_int(args->params, "hidden_size", &d->hidden_size)) ||
             (status = host->params_get_bool(args->params, "phone_markers", &phone_markers)) ||
             (status = host->params_get_float(args->params, "weight_megabytes", &weight_megabytes)) ||
-            (status = host->params_get_bool(args->params, "nan_probabilities", &nan_probabilities))) {
+            (status = host->params_get_bool(args->params, "nan_probabilities", &nan_probabilities)) ||
+            (status = host->params_get_bool(args->params, "lent_buffer", &lent_buffer))) {
             delete d;
             return status;
         }
         d->needs_hidden = needs_hidden != 0;
         d->nan_probabilities = nan_probabilities != 0;
+        d->lent_buffer = lent_buffer != 0;
         d->layout.audio_after_text = phone_markers != 0;
         d->table = cadenza::test::markov_table(d->layout, sharpness, seed, noise);
         d->rng = args->rng;
@@ -110,11 +119,36 @@ cdz_status* get_info(void* ctx, cdz_drafter_info* out) {
 }
 
 cdz_status* session_create(void* ctx, int64_t, void** out_session) {
-    *out_session = new (std::nothrow) Session{static_cast<const Drafter*>(ctx), {}, {}, {}};
+    *out_session = new (std::nothrow) Session{static_cast<const Drafter*>(ctx), {}, {}, {}, 0};
     return *out_session ? nullptr : fail(CDZ_STATUS_OUT_OF_MEMORY, "out of memory");
 }
 
 void session_destroy(void* session) { delete static_cast<Session*>(session); }
+
+// What the host says of the previous proposal must match the sequence: its
+// length then, and the accepted nodes' tokens right after it, root to leaf.
+// previous_token_count = 0: no account (a first proposal, or one outside the loop).
+cdz_status* check_previous_proposal(const Session& s, const cdz_draft_input* in) {
+    if (in->previous_token_count == 0)
+        return in->accepted_count == 0 ? nullptr
+                                       : fail(CDZ_STATUS_INTERNAL, "accepted nodes without a previous proposal");
+    if (in->previous_token_count != s.previous_token_count)
+        return fail(CDZ_STATUS_INTERNAL, "previous_token_count is " + std::to_string(in->previous_token_count) +
+                                             ", the last proposal continued " + std::to_string(s.previous_token_count));
+    if (in->accepted_count < 0 || (in->accepted_count > 0 && !in->accepted_nodes) ||
+        in->previous_token_count + in->accepted_count >= in->token_count)
+        return fail(CDZ_STATUS_INTERNAL, "accepted_count does not fit the sequence");
+    int32_t parent = -1;
+    for (int32_t k = 0; k < in->accepted_count; ++k) {
+        const int32_t node = in->accepted_nodes[k];
+        if (node < 0 || node >= static_cast<int32_t>(s.tokens.size()) || s.parents[node] != parent ||
+            s.tokens[node] != in->tokens[in->previous_token_count + k])
+            return fail(CDZ_STATUS_INTERNAL, "accepted node " + std::to_string(node) +
+                                                 " is not the next token of the sequence on a root-to-leaf path");
+        parent = node;
+    }
+    return nullptr;
+}
 
 cdz_status* propose(void* raw, const cdz_draft_input* in, cdz_draft_output* out) {
     try {
@@ -129,16 +163,26 @@ cdz_status* propose(void* raw, const cdz_draft_input* in, cdz_draft_output* out)
             if (in->target_hidden_position < 0 || in->target_hidden_position >= in->token_count)
                 return fail(CDZ_STATUS_INTERNAL, "the hidden state's position is outside the sequence");
         }
+        if (cdz_status* status = check_previous_proposal(*s, in)) return status;
         int64_t audio = 0;
         for (int64_t i = 0; i < in->token_count; ++i) audio += d.layout.is_audio(in->tokens[i]);
 
         const int32_t capacity = max_nodes(d);
         s->tokens.clear();
         s->parents.clear();
-        const int64_t shape[2] = {capacity, vocab};
-        DLManagedTensor* probabilities = host->tensor_create_cpu(DLDataType{kDLFloat, 32, 1}, shape, 2);
-        if (!probabilities) return fail(CDZ_STATUS_OUT_OF_MEMORY, "out of memory");
-        auto* q = static_cast<float*>(probabilities->dl_tensor.data);
+        s->previous_token_count = in->token_count;
+        DLManagedTensor* probabilities = nullptr;
+        float* q = nullptr;
+        if (d.lent_buffer) {
+            if (!out->lent_probabilities || out->lent_rows < capacity || out->lent_row_size != vocab)
+                return fail(CDZ_STATUS_INTERNAL, "the host lent no buffer of max_nodes rows of the vocabulary");
+            q = out->lent_probabilities;
+        } else {
+            const int64_t shape[2] = {capacity, vocab};
+            probabilities = host->tensor_create_cpu(DLDataType{kDLFloat, 32, 1}, shape, 2);
+            if (!probabilities) return fail(CDZ_STATUS_OUT_OF_MEMORY, "out of memory");
+            q = static_cast<float*>(probabilities->dl_tensor.data);
+        }
         s->logits.resize(static_cast<size_t>(vocab));
 
         // Level by level: each frontier node's children come from one distribution.
@@ -157,7 +201,7 @@ cdz_status* propose(void* raw, const cdz_draft_input* in, cdz_draft_output* out)
                 float* distribution = q + s->tokens.size() * vocab;
                 cdz_status* status = host->sampling_probabilities(in->sampling, s->logits.data(), distribution, vocab);
                 if (status) {
-                    probabilities->deleter(probabilities);
+                    if (probabilities) probabilities->deleter(probabilities);
                     return status;
                 }
                 for (int64_t b = 0; b < d.branching; ++b) {
@@ -180,6 +224,7 @@ cdz_status* propose(void* raw, const cdz_draft_input* in, cdz_draft_output* out)
         out->tree.tokens = s->tokens.data();
         out->tree.parents = s->parents.data();
         out->probabilities = probabilities;
+        out->wrote_lent_probabilities = d.lent_buffer ? 1 : 0;
         return nullptr;
     } catch (const std::exception& e) {
         return fail(CDZ_STATUS_INTERNAL, e.what());

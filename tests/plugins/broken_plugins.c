@@ -6,6 +6,7 @@
  *   BROKEN_DUPLICATE_NAME  two descriptors with one name
  *   BROKEN_ENTRY_FAILS     the entry point returns an error status
  *   BROKEN_BAD_DEFAULT     a parameter default that does not fit its type
+ *   BROKEN_SHORT_TABLE     a function table shorter than ABI 0.1's (no accept)
  *   DUPLICATE_OF_ARGMAX    a second library providing example.argmax_acceptor */
 #include <stddef.h>
 
@@ -19,7 +20,7 @@ static cdz_status* create(const cdz_instance_args* args, void** out_ctx) {
 static void destroy(void* ctx) { (void)ctx; }
 static cdz_status* get_info(void* ctx, cdz_acceptor_info* out) {
     (void)ctx;
-    out->needs_target = 1;
+    out->verifies = 1;
     return NULL;
 }
 static cdz_status* accept(void* ctx, const cdz_accept_input* in, cdz_accept_output* out) {
@@ -28,7 +29,13 @@ static cdz_status* accept(void* ctx, const cdz_accept_input* in, cdz_accept_outp
     (void)out;
     return NULL;
 }
-static const cdz_acceptor_vtable vtable = {sizeof(cdz_acceptor_vtable), create, destroy, get_info, accept};
+#ifdef BROKEN_SHORT_TABLE
+#define VTABLE_SIZE offsetof(cdz_acceptor_vtable, accept)
+#else
+#define VTABLE_SIZE sizeof(cdz_acceptor_vtable)
+#endif
+static const cdz_acceptor_vtable vtable = {VTABLE_SIZE, create, destroy, get_info, accept,
+                                           NULL, NULL, NULL, NULL, NULL};
 
 #ifdef BROKEN_BAD_DEFAULT
 static const cdz_param_spec params[] = {
