@@ -106,6 +106,13 @@ cdz_status* host_sampling_probabilities(const cdz_sampling* sampling, const floa
     });
 }
 
+cdz_status* host_sampling_nucleus(const cdz_sampling* sampling, float* probabilities, int64_t count) noexcept {
+    return status_from_exceptions([&] {
+        if (!sampling || !probabilities) throw Error(CDZ_STATUS_INVALID_ARGUMENT, "sampling or probabilities is NULL");
+        keep_sampling_nucleus(*sampling, probabilities, count);
+    });
+}
+
 int64_t host_sample_index(cdz_rng* rng, const float* probabilities, int64_t count) noexcept {
     if (!rng || !probabilities || count <= 0) return -1;
     return sample_index(*rng, probabilities, count);
@@ -180,6 +187,7 @@ const cdz_host_api host_table = {
     host_status_code,
     host_status_message,
     status_release,
+    host_sampling_nucleus,
 };
 
 }  // namespace

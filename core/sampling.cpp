@@ -172,6 +172,27 @@ void sampling_probabilities(const cdz_sampling& sampling, const float* logits, f
     allowed.for_each([&](int64_t i) { probabilities[i] *= scale; });
 }
 
+void keep_sampling_nucleus(const cdz_sampling& sampling, float* probabilities, int64_t count) {
+    check_settings(sampling, count);
+    const AllowedTokens allowed = allowed_tokens(sampling, count);
+    double total = 0.0;
+    int64_t next = 0;
+    allowed.for_each([&](int64_t i) {
+        std::fill(probabilities + next, probabilities + i, 0.0f);
+        next = i + 1;
+        if (!(probabilities[i] >= 0.0f) || !std::isfinite(probabilities[i]))
+            throw Error(CDZ_STATUS_INVALID_ARGUMENT, "sampling: a probability is negative or not a finite number");
+        total += probabilities[i];
+    });
+    std::fill(probabilities + next, probabilities + count, 0.0f);
+    if (!(total > 0.0)) throw Error(CDZ_STATUS_INVALID_ARGUMENT, "sampling: the allowed tokens have no probability mass");
+    const int64_t keep_k = sampling.top_k > 0 && sampling.top_k < count ? sampling.top_k : count;
+    if (keep_k < count || sampling.top_p < 1.0)
+        total = keep_nucleus(allowed, probabilities, total, keep_k, sampling.top_p);
+    const float scale = static_cast<float>(1.0 / total);
+    allowed.for_each([&](int64_t i) { probabilities[i] *= scale; });
+}
+
 cdz_sampling restrict_sampling(const cdz_sampling& sampling, int64_t begin, int64_t end, int64_t extra) {
     cdz_sampling restricted = sampling;
     restricted.struct_size = sizeof(cdz_sampling);

@@ -13,6 +13,12 @@ namespace cadenza {
 void sampling_probabilities(const cdz_sampling& sampling, const float* logits, float* probabilities,
                             int64_t count);
 
+// Top-k and top-p of `sampling` (not its temperature) on a distribution that
+// is already tempered, in place: outside the allowed tokens 0, the kept
+// tokens renormalized. Throws cadenza::Error on invalid settings or a row
+// without mass.
+void keep_sampling_nucleus(const cdz_sampling& sampling, float* probabilities, int64_t count);
+
 // `sampling` restricted to [begin, end) plus `extra` (-1: none).
 cdz_sampling restrict_sampling(const cdz_sampling& sampling, int64_t begin, int64_t end, int64_t extra);
 

@@ -174,6 +174,13 @@ typedef struct cdz_host_api {
     cdz_status_code (*status_code)(const cdz_status* status);
     const char* (*status_message)(const cdz_status* status);
     void (*status_release)(cdz_status* status);
+
+    /* Added in ABI 0.4: sampling_probabilities' top-k and top-p on a
+     * distribution that is already tempered (a drafter's product of factor
+     * distributions, say): the allowed tokens' probabilities in place, the
+     * others 0, the kept ones renormalized. In linear time, keeping exactly
+     * the tokens a sort would keep. */
+    cdz_status* (*sampling_nucleus)(const cdz_sampling* sampling, float* probabilities, int64_t count);
 } cdz_host_api;
 
 /* What every instance of every kind is created from. */

@@ -67,7 +67,9 @@ void factor_probabilities(float* values, int64_t count, const bool* allowed, con
 }  // namespace
 
 DigitSampling digit_sampling_of(const cdz_params* params) {
-    return param_string(params, digit_sampling_param.name) == "row" ? DigitSampling::row : DigitSampling::factors;
+    const std::string rule = param_string(params, digit_sampling_param.name);
+    if (rule == "row") return DigitSampling::row;
+    return rule == "nucleus" ? DigitSampling::nucleus : DigitSampling::factors;
 }
 
 int64_t CodeGrid::code_count() const {
@@ -269,6 +271,7 @@ bool CodeDigitDistribution::fill_probabilities(const float* head_logits, const c
         sampling.top_k < 0)
         throw Error(CDZ_STATUS_INVALID_ARGUMENT, "sampling settings out of range (temperature >= 0, 0 < top_p <= 1, top_k >= 0)");
     if (sampling_ == DigitSampling::row || classes > 1024) return false;
+    if (sampling_ == DigitSampling::nucleus && sampling.temperature == 0) return false;
     for (const int64_t level : grid_.levels)
         if (level > 256) return false;
     const TokenRange allowed = allowed_tokens(&sampling, vocab);
@@ -284,15 +287,23 @@ bool CodeDigitDistribution::fill_probabilities(const float* head_logits, const c
     }
     any |= class_allowed[classes - 1] = all_codes;
     if (!any) throw Error(CDZ_STATUS_INVALID_ARGUMENT, "the sampling settings allow no token");
+    // `nucleus` tempers the factors alone: top-k and top-p act on the product.
+    cdz_sampling factor_sampling = sampling;
+    if (sampling_ == DigitSampling::nucleus) {
+        factor_sampling.top_k = 0;
+        factor_sampling.top_p = 1.0;
+    }
     std::copy(head_logits, head_logits + grid_.head_rows(), scratch);
-    factor_probabilities(scratch, classes, class_allowed, sampling);
+    factor_probabilities(scratch, classes, class_allowed, factor_sampling);
     for (size_t d = 0; d < grid_.levels.size(); ++d) {
         bool digit_allowed[256];
         const int64_t level = grid_.levels[d];
         std::fill(digit_allowed, digit_allowed + level, true);
-        factor_probabilities(scratch + classes + digit_begin_[d], level, digit_allowed, sampling);
+        factor_probabilities(scratch + classes + digit_begin_[d], level, digit_allowed, factor_sampling);
     }
     write_row(scratch, out, [](float prefix, float digit) { return prefix * digit; });
+    if (sampling_ == DigitSampling::nucleus && (sampling.top_p < 1.0 || sampling.top_k > 0))
+        sampling_nucleus(&sampling, out, vocab);
     return true;
 }
 

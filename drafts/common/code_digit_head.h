@@ -62,18 +62,23 @@ std::vector<std::pair<std::string, std::string>> code_grid_metadata(const CodeGr
 // How a drafter applies the pipeline's sampling settings to a code-digit
 // head's distribution: `factors` puts each factor (the class distribution and
 // every digit's) through the temperature, top-k and top-p and multiplies
-// them out (~8,000 multiplications); `row` builds the vocabulary-wide row and
-// gives it to the host's sampling, the rule the target's own rows follow
-// (temperature commutes with the product; top-k and top-p do not).
-enum class DigitSampling { factors, row };
+// them out (~8,000 multiplications); `row` builds the vocabulary-wide row of
+// log-probabilities and gives it to the host's sampling, the rule the
+// target's own rows follow (temperature commutes with the product; top-k and
+// top-p do not); `nucleus` is `row` without its exponentials: the factors
+// through the temperature alone, multiplied out, then the host's top-k and
+// top-p on that row (host->sampling_nucleus, linear time). `row` and
+// `nucleus` give the same distribution but for rounding.
+enum class DigitSampling { factors, row, nucleus };
 
 // The drafters' parameter `digit_sampling` ("factors" or "row"), constant
 // so that the drafters' parameter tables can hold it at static initialization.
-inline constexpr const char* digit_sampling_choices[] = {"factors", "row", nullptr};
+inline constexpr const char* digit_sampling_choices[] = {"factors", "row", "nucleus", nullptr};
 inline constexpr cdz_param_spec digit_sampling_param = {
     "digit_sampling", CDZ_PARAM_STRING, "\"factors\"", 0, 0, 0, digit_sampling_choices,
     "a code-digit head under the sampling settings: factors (each digit's distribution through temperature, top-k "
-    "and top-p, multiplied out) or row (the vocabulary-wide row through the host's sampling, as the target's)"};
+    "and top-p, multiplied out), row (the vocabulary-wide row through the host's sampling, as the target's) or "
+    "nucleus (row's distribution from tempered factors and the host's top-k/top-p, without a softmax over the row)"};
 // The drafter's `digit_sampling` parameter (the host has checked its value).
 DigitSampling digit_sampling_of(const cdz_params* params);
 
@@ -106,16 +111,18 @@ public:
     void fill_log_probabilities(const float* head_logits, float* out, float* scratch) const;
 
     // One row's draft distribution under the pipeline's sampling settings,
-    // factor by factor, into `out` [V]: the class distribution over the
-    // allowed classes and each digit's distribution, each through the
-    // temperature (0: its argmax), top-k and top-p, multiplied out. A proper
-    // distribution over the allowed tokens (a draft's distribution need not
-    // be the target's nucleus: every acceptor takes the row it is given),
-    // for ~8,000 multiplications instead of the host's sampling of a
-    // vocabulary-wide row. Returns false, leaving `out` undefined, when the
-    // allowed tokens take only part of the codes or the rule is
-    // DigitSampling::row (the caller then samples fill_log_probabilities'
-    // row). `scratch` holds head_rows() floats.
+    // from the factors, into `out` [V]. `factors`: the class distribution
+    // over the allowed classes and each digit's distribution, each through
+    // the temperature (0: its argmax), top-k and top-p, multiplied out. A
+    // proper distribution over the allowed tokens (a draft's distribution
+    // need not be the target's nucleus: every acceptor takes the row it is
+    // given), for ~8,000 multiplications instead of the host's sampling of a
+    // vocabulary-wide row. `nucleus`: the factors through the temperature
+    // alone, multiplied out, then host->sampling_nucleus. Returns false,
+    // leaving `out` undefined, when the allowed tokens take only part of the
+    // codes, the rule is DigitSampling::row, or it is `nucleus` at
+    // temperature 0 (the caller then samples fill_log_probabilities' row).
+    // `scratch` holds head_rows() floats.
     bool fill_probabilities(const float* head_logits, const cdz_sampling& sampling, float* out, float* scratch) const;
 
 private:

@@ -86,6 +86,13 @@ void sampling_probabilities(const cdz_sampling* sampling, const float* logits, f
     throw_if_error(g_host->sampling_probabilities(sampling, logits, probabilities, count));
 }
 
+void sampling_nucleus(const cdz_sampling* sampling, float* probabilities, int64_t count) {
+    if (!sampling) throw Error(CDZ_STATUS_INVALID_ARGUMENT, "the draft input has no sampling settings");
+    if (!CDZ_STRUCT_HAS(g_host, cdz_host_api, sampling_nucleus) || !g_host->sampling_nucleus)
+        throw Error(CDZ_STATUS_UNSUPPORTED, "the host has no sampling_nucleus (plugin ABI 0.4)");
+    throw_if_error(g_host->sampling_nucleus(sampling, probabilities, count));
+}
+
 int32_t sample_index(cdz_rng* rng, const float* probabilities, int64_t count) {
     return static_cast<int32_t>(g_host->sample_index(rng, probabilities, count));
 }

@@ -52,8 +52,10 @@ int64_t param_int(const cdz_params* params, const char* key);
 double param_float(const cdz_params* params, const char* key);
 std::string param_string(const cdz_params* params, const char* key);
 
-// host->sampling_probabilities and host->sample_index, throwing on error.
+// host->sampling_probabilities, host->sampling_nucleus and host->sample_index,
+// throwing on error.
 void sampling_probabilities(const cdz_sampling* sampling, const float* logits, float* probabilities, int64_t count);
+void sampling_nucleus(const cdz_sampling* sampling, float* probabilities, int64_t count);
 int32_t sample_index(cdz_rng* rng, const float* probabilities, int64_t count);
 
 // The tokens whose logits a distribution needs: [begin, end) and `extra`

@@ -6,6 +6,7 @@
 #include <limits>
 #include <numeric>
 #include <random>
+#include <utility>
 #include <vector>
 
 #include "error.h"
@@ -104,6 +105,30 @@ TEST(Sampling, TopKAndTopPWithoutSortingMatchTheSortedDefinition) {
             ASSERT_NEAR(p[i], expected[i], 2e-6 + 2e-5 * expected[i]) << "trial " << trial << " token " << i;
         }
     }
+}
+
+TEST(Sampling, TheNucleusOfATemperedDistributionIsSamplingsRule) {
+    // keep_sampling_nucleus on softmax(logits / T) over the allowed tokens is
+    // sampling_probabilities on the logits, for top-k, top-p and both.
+    std::mt19937 random(5);
+    std::normal_distribution<float> normal(0.0f, 2.0f);
+    std::vector<float> logits(500);
+    for (float& logit : logits) logit = normal(random);
+    for (const auto& [top_k, top_p] : std::vector<std::pair<int64_t, double>>{{0, 0.9}, {40, 1.0}, {40, 0.5}}) {
+        cdz_sampling s = restrict_sampling(settings(0.7, top_k, top_p), 20, 480, 3);
+        cdz_sampling tempered_only = s;
+        tempered_only.top_k = 0;
+        tempered_only.top_p = 1.0;
+        std::vector<float> expected(logits.size()), tempered(logits.size());
+        sampling_probabilities(s, logits.data(), expected.data(), 500);
+        sampling_probabilities(tempered_only, logits.data(), tempered.data(), 500);
+        tempered[0] = 0.25f;  // outside the allowed tokens: ignored and zeroed
+        keep_sampling_nucleus(s, tempered.data(), 500);
+        for (size_t i = 0; i < logits.size(); ++i)
+            EXPECT_NEAR(tempered[i], expected[i], 1e-6) << "top_k " << top_k << " top_p " << top_p << " token " << i;
+    }
+    std::vector<float> empty(4, 0.0f);
+    EXPECT_THROW(keep_sampling_nucleus(settings(1.0, 0, 0.5), empty.data(), 4), Error);
 }
 
 TEST(Sampling, NonFiniteLogitsAreErrors) {

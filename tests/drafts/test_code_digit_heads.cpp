@@ -250,7 +250,8 @@ TEST(CodeDigitHead, MtpDraftRowsAreTheProductDistributionOfEachHead) {
 
 // digit_sampling = "row": the drafter's row is the host's sampling of the
 // product's vocabulary row (the target's nucleus rule), which under top-p
-// differs from the factor-by-factor nucleus of "factors".
+// differs from the factor-by-factor nucleus of "factors"; "nucleus" gives
+// row's distribution from tempered factors and the host's sampling_nucleus.
 TEST(CodeDigitHead, WithRowDigitSamplingTheDraftRowIsTheHostsNucleusOfTheProduct) {
     c10::InferenceMode inference;
     const auto& file = test::draft_models().heads_digits;
@@ -266,7 +267,7 @@ TEST(CodeDigitHead, WithRowDigitSamplingTheDraftRowIsTheHostsNucleusOfTheProduct
         return mtp.propose(mtp.new_session(), sequence, sampling, hidden, static_cast<int64_t>(sequence.size()) - 2)
             .probabilities;
     };
-    const std::vector<float> row = rows_with("row"), factors = rows_with("factors");
+    const std::vector<float> row = rows_with("row"), factors = rows_with("factors"), nucleus = rows_with("nucleus");
     double largest_difference = 0;
     for (int64_t i = 0; i < 4; ++i) {
         // The head's log q over the vocabulary (build-tree's path).
@@ -276,6 +277,7 @@ TEST(CodeDigitHead, WithRowDigitSamplingTheDraftRowIsTheHostsNucleusOfTheProduct
         for (int64_t t = 0; t < test::vocab_size; ++t) {
             const size_t at_t = static_cast<size_t>(i * test::vocab_size + t);
             EXPECT_NEAR(row[at_t], expected[static_cast<size_t>(t)], 2e-5) << "head " << i << ", token " << t;
+            EXPECT_NEAR(nucleus[at_t], expected[static_cast<size_t>(t)], 2e-5) << "nucleus, head " << i << ", token " << t;
             largest_difference = std::max(largest_difference, static_cast<double>(std::fabs(row[at_t] - factors[at_t])));
         }
     }
