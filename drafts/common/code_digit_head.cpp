@@ -289,11 +289,33 @@ bool CodeDigitDistribution::fill_probabilities(const float* head_logits, const c
     if (!any) throw Error(CDZ_STATUS_INVALID_ARGUMENT, "the sampling settings allow no token");
     // `nucleus` tempers the factors alone: top-k and top-p act on the product.
     cdz_sampling factor_sampling = sampling;
+    std::copy(head_logits, head_logits + grid_.head_rows(), scratch);
     if (sampling_ == DigitSampling::nucleus) {
         factor_sampling.top_k = 0;
         factor_sampling.top_p = 1.0;
     }
-    std::copy(head_logits, head_logits + grid_.head_rows(), scratch);
+    if (sampling.temperature > 0) {
+        // The temperature of the whole row gives the codes together the mass
+        // q(code)^(1/T) prod_d Z_d, Z_d = sum_k q_d(k)^(1/T), against a
+        // non-code token's q(t)^(1/T): the class "a code" gets log Z_d in
+        // logit units, so that the tempered factors multiply out to the
+        // tempered row exactly (without it, at T < 1 the codes took mass
+        // from the phone markers and the end token).
+        const double inverse = 1.0 / sampling.temperature;
+        double log_z = 0.0;
+        for (size_t d = 0; d < grid_.levels.size(); ++d) {
+            const float* digit = scratch + classes + digit_begin_[d];
+            const int64_t level = grid_.levels[d];
+            const float largest = *std::max_element(digit, digit + level);
+            double plain = 0.0, tempered = 0.0;
+            for (int64_t k = 0; k < level; ++k) {
+                plain += std::exp(static_cast<double>(digit[k] - largest));
+                tempered += std::exp(static_cast<double>(digit[k] - largest) * inverse);
+            }
+            log_z += std::log(tempered) - inverse * std::log(plain);
+        }
+        scratch[classes - 1] += static_cast<float>(sampling.temperature * log_z);
+    }
     factor_probabilities(scratch, classes, class_allowed, factor_sampling);
     for (size_t d = 0; d < grid_.levels.size(); ++d) {
         bool digit_allowed[256];

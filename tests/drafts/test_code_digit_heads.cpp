@@ -138,7 +138,17 @@ TEST(CodeDigitHead, DraftProbabilitiesApplyTheSamplingSettingsFactorByFactor) {
         std::vector<bool> classes(9, false);
         classes[6] = true;  // token 30 is the second token after the codes: class 5 + 1
         classes[8] = true;  // a code
-        const auto c = reference_factor(logits.narrow(0, 0, 9), classes, s);
+        // The whole row's temperature: the class "a code" carries the digits'
+        // tempered normalizers, T * sum_d [lse(l_d / T) - lse(l_d) / T].
+        at::Tensor class_logits = logits.narrow(0, 0, 9).clone();
+        double carried = 0.0;
+        for (const auto& [begin, level] : std::vector<std::pair<int64_t, int64_t>>{{9, 3}, {12, 4}, {16, 2}}) {
+            const at::Tensor digit = logits.narrow(0, begin, level).to(at::kDouble);
+            carried += (digit / s.temperature).logsumexp(0).item<double>() -
+                       digit.logsumexp(0).item<double>() / s.temperature;
+        }
+        class_logits[8] += s.temperature * carried;
+        const auto c = reference_factor(class_logits, classes, s);
         const auto d0 = reference_factor(logits.narrow(0, 9, 3), std::vector<bool>(3, true), s);
         const auto d1 = reference_factor(logits.narrow(0, 12, 4), std::vector<bool>(4, true), s);
         const auto d2 = reference_factor(logits.narrow(0, 16, 2), std::vector<bool>(2, true), s);
