@@ -287,7 +287,6 @@ const cdz_token_tree* DecodingLoop::propose() {
     draft_probabilities_ = ManagedTensor(draft_.probabilities);
     const std::string& name = stages_.drafter->name();
     check_tree(draft_.tree, name);
-    draft_rows_ = nullptr;
     if (draft_.wrote_lent_probabilities) {
         if (draft_probabilities_)
             throw Error(CDZ_STATUS_INTERNAL, name + ": returned probabilities and also wrote the lent buffer");
