@@ -12,6 +12,7 @@
 #include "hidden_state_heads.h"
 #include "error.h"
 #include "exit_codes.h"
+#include "torch_commands.h"
 #include "head_accuracy.h"
 #include "llama_model.h"
 #include "medusa_tree.h"
@@ -152,8 +153,7 @@ int build_tree(const BuildTreeOptions& options) {
 }
 
 Command add_build_tree_command(CLI::App& app) {
-    auto* command = app.add_subcommand(
-        "build-tree", "measure draft heads' top-k accuracy and build draft.medusa's sparse tree (MEDUSA's greedy)");
+    auto* command = app.add_subcommand("build-tree", torch_command_description("build-tree"));
     auto options = std::make_shared<BuildTreeOptions>();
     command->add_option("--target", options->target,
                         "the target checkpoint: a directory, a safetensors file or an index .json (config.json beside it)")

@@ -15,6 +15,7 @@
 #include "error.h"
 #include "codes_file.h"
 #include "exit_codes.h"
+#include "torch_commands.h"
 #include "pipeline_config.h"
 #include "wav_file.h"
 
@@ -145,8 +146,7 @@ int run_roundtrip(const CodingOptions& o) {
 }  // namespace
 
 Command add_codec_command(CLI::App& app) {
-    auto* codec = app.add_subcommand("codec", "encode, decode and round-trip audio through a pipeline's codec; the "
-                                              "mel-FSQ codec's quality gate");
+    auto* codec = app.add_subcommand("codec", torch_command_description("codec"));
     codec->require_subcommand(1);
     std::vector<std::pair<CLI::App*, std::function<int()>>> runs;
     struct Verb {

@@ -1,5 +1,5 @@
 // cadenza: the command line. Exit codes: 0 ok, 1 user error, 2 internal error.
-#include <iostream>
+// The commands that run LibTorch models are cadenza-torch's (torch_commands.h).
 #include <string>
 #include <vector>
 
@@ -8,28 +8,26 @@
 #include "bench_command.h"
 #include "build_groups_command.h"
 #include "build_transitions_command.h"
-#include "build_tree_command.h"
-#include "codec_command.h"
-#include "target_command.h"
 #include "command.h"
+#include "command_line.h"
 #include "corpus_command.h"
 #include "doctor_command.h"
-#include "exit_codes.h"
-#include "logging.h"
-#include "model_init_command.h"
 #include "plugins_command.h"
 #include "synth_command.h"
-#include "train_command.h"
+#include "torch_commands.h"
 #include "transcribe_command.h"
 #include "validate_command.h"
 #include "wer_command.h"
 
 int main(int argc, char** argv) {
     using namespace cadenza::cli;
+    if (const std::string command = requested_torch_command(argc, argv); !command.empty())
+        return run_torch_command(command, argv);
+
     CLI::App app{"cadenza: fast autoregressive speech synthesis through composable plugins"};
     app.require_subcommand(1);
     std::string log_level;
-    app.add_option("--log-level", log_level, "trace, debug, info, warn, error or off (default: $CADENZA_LOG, else info)");
+    add_log_level_option(app, log_level);
 
     // Subcommands in the order `cadenza --help` lists them.
     std::vector<Command> commands;
@@ -39,29 +37,10 @@ int main(int argc, char** argv) {
     commands.push_back(add_doctor_command(app));
     commands.push_back(add_build_groups_command(app));
     commands.push_back(add_build_transitions_command(app));
-    commands.push_back(add_build_tree_command(app));
     commands.push_back(add_bench_command(app));
-    commands.push_back(add_model_init_command(app));
     commands.push_back(add_corpus_command(app));
-    commands.push_back(add_train_command(app));
-    commands.push_back(add_codec_command(app));
-    commands.push_back(add_target_command(app));
     commands.push_back(add_transcribe_command(app));
     commands.push_back(add_wer_command(app));
-
-    try {
-        app.parse(argc, argv);
-    } catch (const CLI::ParseError& error) {
-        const int code = app.exit(error);
-        return code == 0 ? exit_ok : exit_user_error;
-    }
-
-    try {
-        cadenza::logging_configure(log_level);
-        for (const auto& command : commands)
-            if (command.app->parsed()) return command.run();
-    } catch (const std::exception& error) {
-        return report_exception(error);
-    }
-    return exit_internal_error;
+    list_torch_commands(app);
+    return run_command_line(app, commands, log_level, argc, argv);
 }

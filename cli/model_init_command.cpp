@@ -11,6 +11,7 @@
 
 #include "error.h"
 #include "exit_codes.h"
+#include "torch_commands.h"
 #include "llama_config.h"
 #include "llama_weights.h"
 #include "safetensors.h"
@@ -92,7 +93,7 @@ int init_model(const ModelInitOptions& options) {
 }
 
 Command add_model_init_command(CLI::App& app) {
-    auto* model = app.add_subcommand("model", "create model checkpoints");
+    auto* model = app.add_subcommand("model", torch_command_description("model"));
     model->require_subcommand(1);
     auto* init = model->add_subcommand("init", "write a LLaMA config and random weights (Hugging Face names)");
     auto options = std::make_shared<ModelInitOptions>();

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <fstream>
 #include <iomanip>
 #include <sstream>
 #include <iostream>
@@ -12,6 +13,8 @@
 #include "parameter_values.h"
 #include "plugin_catalog.h"
 #include "plugin_library.h"
+#include "plugin_manifest.h"
+#include "error.h"
 
 namespace cadenza::cli {
 namespace {
@@ -79,12 +82,36 @@ int describe_plugin(const std::string& name) {
     return exit_ok;
 }
 
+int write_manifest(const std::string& library, const std::string& output) {
+    const std::string text = write_plugin_manifest(PluginLibrary::load(library).descriptors());
+    if (output.empty()) {
+        std::cout << text;
+        return exit_ok;
+    }
+    std::ofstream out(output, std::ios::binary | std::ios::trunc);
+    out << text;
+    out.close();
+    if (!out) throw Error(CDZ_STATUS_IO_ERROR, output + ": cannot write the manifest");
+    return exit_ok;
+}
+
 Command add_plugins_command(CLI::App& app) {
     auto* plugins = app.add_subcommand("plugins", "list every plugin found along the search path");
     auto* describe = plugins->add_subcommand("describe", "print a plugin's parameter schema");
     auto name = std::make_shared<std::string>();
     describe->add_option("name", *name, "plugin name, e.g. frontend.chars")->required();
-    return {plugins, [describe, name] { return describe->parsed() ? describe_plugin(*name) : list_plugins(); }};
+    auto* manifest = plugins->add_subcommand(
+        "manifest", "print the manifest of a plugin library (what its entry point returns, without function tables); "
+                    "cadenza_add_plugin puts it in the library's .cadenza_plugins section");
+    auto library = std::make_shared<std::string>();
+    auto output = std::make_shared<std::string>();
+    manifest->add_option("library", *library, "a plugin library (.so)")->required();
+    manifest->add_option("-o,--output", *output, "write it to this file instead of standard output");
+    return {plugins, [describe, name, manifest, library, output] {
+                if (describe->parsed()) return describe_plugin(*name);
+                if (manifest->parsed()) return write_manifest(*library, *output);
+                return list_plugins();
+            }};
 }
 
 }  // namespace cadenza::cli

@@ -10,6 +10,7 @@
 #include "edit_counts_json.h"
 #include "error.h"
 #include "exit_codes.h"
+#include "torch_commands.h"
 #include "teacher_forced_target.h"
 
 namespace cadenza::cli {
@@ -58,7 +59,7 @@ int run_evaluate(evaluation::TeacherForcedOptions options, const std::string& js
 }  // namespace
 
 Command add_target_command(CLI::App& app) {
-    auto* target = app.add_subcommand("target", "TTS target tools: how close a target comes to real utterances");
+    auto* target = app.add_subcommand("target", torch_command_description("target"));
     target->require_subcommand(1);
     auto options = std::make_shared<evaluation::TeacherForcedOptions>();
     auto json_file = std::make_shared<std::string>();

@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "exit_codes.h"
+#include "torch_commands.h"
 #include "mel_codec_training.h"
 #include "train_jobs.h"
 
@@ -116,7 +117,7 @@ std::function<int()> runner(std::shared_ptr<Job> job, Run run) {
 }  // namespace
 
 Command add_train_command(CLI::App& app) {
-    auto* train = app.add_subcommand("train", "train a target, a shallow draft, or MTP / MEDUSA draft heads");
+    auto* train = app.add_subcommand("train", torch_command_description("train"));
     train->require_subcommand(1);
     std::vector<std::pair<CLI::App*, std::function<int()>>> runs;
 

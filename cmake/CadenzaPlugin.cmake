@@ -22,5 +22,34 @@ function(cadenza_add_plugin target)
   if(NOT CADENZA_FUZZ)
     target_link_options(${target} PRIVATE -Wl,--no-undefined)
   endif()
+  cadenza_add_plugin_manifest(${target})
   install(TARGETS ${target} LIBRARY DESTINATION ${CADENZA_INSTALL_PLUGIN_DIR})
+endfunction()
+
+# After linking, the library's manifest (`cadenza plugins manifest`: what its
+# entry point returns, without the function tables) goes into its section
+# .cadenza_plugins, so that cadenza lists the library and validates pipelines
+# against it without loading it (and what it links). The program is cadenza's
+# own build's, or the installed bin/cadenza (CADENZA_PROGRAM, set by
+# find_package(cadenza)); without either, or in the sanitizer and fuzz
+# builds, the library is loaded to be described.
+function(cadenza_add_plugin_manifest target)
+  if(CADENZA_SANITIZE OR CADENZA_FUZZ)
+    return()
+  endif()
+  if(CADENZA_BUILD_PLUGIN_DIR)  # inside cadenza's own build (cadenza_cli may come later)
+    set(program $<TARGET_FILE:cadenza_cli>)
+    add_dependencies(${target} cadenza_cli)
+  elseif(CADENZA_PROGRAM)
+    set(program ${CADENZA_PROGRAM})
+  else()
+    return()
+  endif()
+  set(manifest ${CMAKE_CURRENT_BINARY_DIR}/${target}.cadenza_plugins.toml)
+  add_custom_command(TARGET ${target} POST_BUILD
+    COMMAND ${program} --log-level warn plugins manifest $<TARGET_FILE:${target}> --output ${manifest}
+    COMMAND ${CMAKE_OBJCOPY} --add-section .cadenza_plugins=${manifest} --set-section-flags .cadenza_plugins=readonly
+            $<TARGET_FILE:${target}>
+    COMMENT "Writing the manifest of ${target}"
+    VERBATIM)
 endfunction()

@@ -45,7 +45,7 @@ std::vector<cdz_param_spec> descriptor_parameter_specs(const cdz_plugin_descript
     return specs;
 }
 
-void check_descriptor(const cdz_plugin_descriptor* descriptor, const std::string& library) {
+void check_descriptor(const cdz_plugin_descriptor* descriptor, const std::string& library, DescriptorParts parts) {
     auto fail = [&](cdz_status_code code, const std::string& what) {
         const std::string who = descriptor && descriptor->name ? " plugin '" + std::string(descriptor->name) + "'" : "";
         throw Error(code, library + ":" + who + " " + what);
@@ -67,14 +67,17 @@ void check_descriptor(const cdz_plugin_descriptor* descriptor, const std::string
     const size_t vtable_size = minimum_vtable_size(descriptor->kind);
     if (vtable_size == 0) fail(CDZ_STATUS_INVALID_ARGUMENT, "has an unknown kind " + std::to_string(descriptor->kind));
     if (!descriptor->version || !*descriptor->version) fail(CDZ_STATUS_INVALID_ARGUMENT, "has no version");
-    const auto* vtable = static_cast<const cdz_instance_vtable*>(descriptor->vtable);
-    if (!vtable) fail(CDZ_STATUS_INVALID_ARGUMENT, "has no function table");
-    if (vtable->struct_size < vtable_size)
-        fail(CDZ_STATUS_ABI_MISMATCH, std::string("has a ") + plugin_kind_name(descriptor->kind) +
-                                          " table smaller than ABI 0.1's (" +
-                                          std::to_string(vtable->struct_size) + " < " + std::to_string(vtable_size) +
-                                          " bytes)");
-    if (!vtable->create || !vtable->destroy) fail(CDZ_STATUS_INVALID_ARGUMENT, "has no create or destroy function");
+    if (parts == DescriptorParts::with_function_table) {
+        const auto* vtable = static_cast<const cdz_instance_vtable*>(descriptor->vtable);
+        if (!vtable) fail(CDZ_STATUS_INVALID_ARGUMENT, "has no function table");
+        if (vtable->struct_size < vtable_size)
+            fail(CDZ_STATUS_ABI_MISMATCH, std::string("has a ") + plugin_kind_name(descriptor->kind) +
+                                              " table smaller than ABI 0.1's (" +
+                                              std::to_string(vtable->struct_size) + " < " +
+                                              std::to_string(vtable_size) + " bytes)");
+        if (!vtable->create || !vtable->destroy)
+            fail(CDZ_STATUS_INVALID_ARGUMENT, "has no create or destroy function");
+    }
     if (descriptor->param_count > 0 && !descriptor->params) fail(CDZ_STATUS_INVALID_ARGUMENT, "has no parameter array");
     if (descriptor->param_count > 0 && descriptor->param_spec_size < minimum_param_spec_size)
         fail(CDZ_STATUS_ABI_MISMATCH, "declares parameter specs smaller than ABI 0.1's");

@@ -9,8 +9,14 @@
 
 namespace cadenza {
 
+enum class DescriptorParts {
+    with_function_table,     // from a loaded library's entry point
+    without_function_table,  // from a manifest (plugin_manifest.h): vtable is NULL
+};
+
 // Throws cadenza::Error naming `library` and the plugin on any problem.
-void check_descriptor(const cdz_plugin_descriptor* descriptor, const std::string& library);
+void check_descriptor(const cdz_plugin_descriptor* descriptor, const std::string& library,
+                      DescriptorParts parts = DescriptorParts::with_function_table);
 
 // The descriptor's parameter specs, read with the stride the plugin declared.
 std::vector<cdz_param_spec> descriptor_parameter_specs(const cdz_plugin_descriptor& descriptor);

@@ -11,6 +11,7 @@
 #include "error.h"
 #include "install_layout.h"
 #include "plugin_library.h"
+#include "plugin_manifest.h"
 #include "printable_text.h"
 #include "spelling_suggestion.h"
 
@@ -24,6 +25,20 @@ bool is_plugin_library_file(const std::filesystem::path& path) {
 bool all_found(const std::vector<std::string>& needed, const std::map<std::string, size_t>& active) {
     if (needed.empty()) return false;
     return std::all_of(needed.begin(), needed.end(), [&](const std::string& name) { return active.count(name) > 0; });
+}
+
+// The library file a plugin's name suggests: "acceptor.bias" in
+// libacceptor_bias.so or libcadenza_acceptor_bias.so (docs/abi.md).
+bool names_a_needed_plugin(const std::filesystem::path& file, const std::vector<std::string>& needed,
+                           const std::map<std::string, size_t>& active) {
+    const std::string stem = file.stem().string();
+    for (const auto& name : needed) {
+        if (active.count(name)) continue;
+        std::string underscored = name;
+        std::replace(underscored.begin(), underscored.end(), '.', '_');
+        if (stem == "lib" + underscored || stem == "libcadenza_" + underscored) return true;
+    }
+    return false;
 }
 
 std::vector<std::filesystem::path> libraries_at(const PluginLocation& location, std::vector<std::string>& problems) {
@@ -67,26 +82,27 @@ PluginCatalog PluginCatalog::scan(const std::vector<PluginLocation>& search_path
 
     for (const auto& location : search_path) {
         std::map<std::string, std::filesystem::path> in_this_location;
-        for (const auto& file : libraries_at(location, catalog.problems_)) {
+        // A library named on its own is loaded or reported; one found by
+        // listing a directory that does not export the entry point is
+        // another program's: left alone, not a problem, only named when a
+        // plugin is not found.
+        std::error_code not_directory;
+        const bool listed = std::filesystem::is_directory(location.path, not_directory);
+        const auto load = [&](const std::filesystem::path& file) {
             std::error_code error;
             const auto canonical = std::filesystem::weakly_canonical(file, error);
-            if (!seen_libraries.insert(error ? file : canonical).second) continue;
-            // A library named on its own is loaded or reported; one found by
-            // listing a directory that does not export the entry point is
-            // another program's: left alone, not a problem, only named when
-            // a plugin is not found.
-            std::error_code not_directory;
-            const bool listed = std::filesystem::is_directory(location.path, not_directory);
+            if (!seen_libraries.insert(error ? file : canonical).second) return;
             const PluginLibrary* library = nullptr;
             try {
-                library = listed ? PluginLibrary::load_if_plugin(file) : &PluginLibrary::load(file);
+                library = PluginLibrary::describe_if_plugin(file);
+                if (!library && !listed) library = &PluginLibrary::load(file);  // says why it is not a plugin
             } catch (const Error& e) {
                 catalog.problems_.push_back(e.what());
-                continue;
+                return;
             }
             if (!library) {
                 catalog.skipped_.push_back(file);
-                continue;
+                return;
             }
             for (const cdz_plugin_descriptor* descriptor : library->descriptors()) {
                 const std::string name = descriptor->name;
@@ -108,10 +124,35 @@ PluginCatalog PluginCatalog::scan(const std::vector<PluginLocation>& search_path
                 }
                 catalog.entries_.push_back(entry);
             }
+        };
+        const std::vector<std::filesystem::path> files = libraries_at(location, catalog.problems_);
+        // The libraries whose file names name a needed plugin first: when
+        // they hold every name still needed, the rest of the place stays
+        // unopened (a name found here shadows any later one).
+        if (!needed.empty()) {
+            for (const auto& file : files)
+                if (names_a_needed_plugin(file, needed, active)) load(file);
+            if (all_found(needed, active)) break;
         }
-        if (all_found(needed, active)) break;  // a name found here shadows any later one
+        for (const auto& file : files) load(file);
+        if (all_found(needed, active)) break;
     }
     return catalog;
+}
+
+const cdz_plugin_descriptor& CatalogEntry::loaded() const {
+    const PluginLibrary& loaded_library = PluginLibrary::load(library);
+    for (const cdz_plugin_descriptor* candidate : loaded_library.descriptors()) {
+        if (std::string(candidate->name) != descriptor->name) continue;
+        if (candidate != descriptor)
+            if (auto why = manifest_disagreement(*descriptor, *candidate))
+                throw Error(CDZ_STATUS_ABI_MISMATCH, library.string() + ": plugin '" + descriptor->name +
+                                                         "': its manifest does not match what it returns (" + *why +
+                                                         "); rebuild the library");
+        return *candidate;
+    }
+    throw Error(CDZ_STATUS_ABI_MISMATCH, library.string() + ": its manifest lists plugin '" + descriptor->name +
+                                             "', which its entry point does not return; rebuild the library");
 }
 
 const CatalogEntry& PluginCatalog::find(const std::string& name) const {

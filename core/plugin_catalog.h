@@ -24,19 +24,30 @@ struct PluginLocation {
 std::vector<PluginLocation> plugin_search_path(const std::vector<PluginLocation>& first = {});
 
 struct CatalogEntry {
+    // Without a function table when the library was described from its
+    // manifest (plugin_manifest.h) and not loaded: enough to list and to
+    // validate a pipeline.
     const cdz_plugin_descriptor* descriptor = nullptr;
     std::filesystem::path library;
     std::string origin;
     bool shadowed = false;  // an earlier location has a plugin of this name
+
+    // The descriptor with its function table, loading the library if it was
+    // only described. Throws cadenza::Error naming the library when it fails
+    // to load or does not return what its manifest says.
+    const cdz_plugin_descriptor& loaded() const;
 };
 
 class PluginCatalog {
 public:
     // Loads the plugin libraries along the search path: every one, or with
     // `needed` names only the places up to the one where the last of them is
-    // found. A directory's libraries that do not export the entry point are
-    // not loaded (skipped()). Problems (missing explicit locations, libraries
-    // that fail to load, ambiguous names) are collected, not thrown.
+    // found, and in that place only the libraries whose file names name
+    // them (lib<name>.so or libcadenza_<name>.so, dots as underscores) when
+    // those hold every name still needed. A directory's libraries that do
+    // not export the entry point are not loaded (skipped()). Problems
+    // (missing explicit locations, libraries that fail to load, ambiguous
+    // names among the loaded libraries) are collected, not thrown.
     static PluginCatalog scan(const std::vector<PluginLocation>& search_path,
                               const std::vector<std::string>& needed = {});
 

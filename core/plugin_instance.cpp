@@ -6,7 +6,7 @@
 namespace cadenza {
 
 PluginInstance::PluginInstance(const StageConfig& stage, const std::string& device, uint64_t seed)
-    : stage_(stage), name_(stage.plugin.descriptor->name), device_(device) {
+    : stage_(stage), descriptor_(stage.plugin.loaded()), name_(stage.plugin.descriptor->name), device_(device) {
     reseed(seed);
     cdz_instance_args args{};
     args.struct_size = sizeof(args);

@@ -19,7 +19,7 @@ public:
     PluginInstance(const PluginInstance&) = delete;
     PluginInstance& operator=(const PluginInstance&) = delete;
 
-    const cdz_plugin_descriptor& descriptor() const { return *stage_.plugin.descriptor; }
+    const cdz_plugin_descriptor& descriptor() const { return descriptor_; }
     const std::string& name() const { return name_; }
     void* context() const { return context_; }
     template <typename Vtable>
@@ -30,6 +30,7 @@ public:
 
 private:
     StageConfig stage_;
+    const cdz_plugin_descriptor& descriptor_;  // loaded, with its function table
     std::string name_;
     std::string device_;
     cdz_rng rng_{};

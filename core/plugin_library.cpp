@@ -23,6 +23,7 @@ namespace {
 struct LoadedLibraries {
     std::mutex mutex;
     std::map<std::filesystem::path, std::unique_ptr<PluginLibrary>> by_path;
+    std::map<std::filesystem::path, std::unique_ptr<PluginLibrary>> described_by_path;
     // Never unloaded: plugin code may be referenced until the process ends.
     std::vector<std::unique_ptr<boost::dll::shared_library>> handles;
 };
@@ -30,6 +31,19 @@ struct LoadedLibraries {
 LoadedLibraries& loaded_libraries() {
     static auto* libraries = new LoadedLibraries;  // deliberately never destroyed
     return *libraries;
+}
+
+// Whether the file exports the entry point as a function, read from its
+// symbol table without loading it.
+bool exports_entry_point(const std::filesystem::path& path, const std::string& shown) {
+    switch (exported_symbol(path, CDZ_PLUGIN_ENTRY_SYMBOL)) {
+        case ExportedSymbol::function: return true;
+        case ExportedSymbol::absent: return false;
+        case ExportedSymbol::data: break;
+    }
+    throw Error(CDZ_STATUS_INVALID_ARGUMENT, shown + ": not a cadenza plugin: its '" +
+                                                 std::string(CDZ_PLUGIN_ENTRY_SYMBOL) +
+                                                 "' is data, not a function (not loaded)");
 }
 
 }  // namespace
@@ -63,14 +77,7 @@ const PluginLibrary* PluginLibrary::load_if_plugin(const std::filesystem::path& 
     if (auto found = libraries.by_path.find(path); found != libraries.by_path.end())
         return found->second.get();
 
-    switch (exported_symbol(path, CDZ_PLUGIN_ENTRY_SYMBOL)) {
-        case ExportedSymbol::function: break;
-        case ExportedSymbol::absent: return nullptr;
-        case ExportedSymbol::data:
-            throw Error(CDZ_STATUS_INVALID_ARGUMENT, shown + ": not a cadenza plugin: its '" +
-                                                         std::string(CDZ_PLUGIN_ENTRY_SYMBOL) +
-                                                         "' is data, not a function (not loaded)");
-    }
+    if (!exports_entry_point(path, shown)) return nullptr;
 
     auto handle = std::make_unique<boost::dll::shared_library>();
     boost::dll::fs::error_code load_error;
@@ -113,6 +120,37 @@ const PluginLibrary* PluginLibrary::load_if_plugin(const std::filesystem::path& 
     auto& stored = libraries.by_path[path];
     stored = std::move(library);
     return stored.get();
+}
+
+const PluginLibrary* PluginLibrary::describe_if_plugin(const std::filesystem::path& requested) {
+    const std::string shown = requested.string();
+    std::error_code filesystem_error;
+    if (!std::filesystem::is_regular_file(requested, filesystem_error))
+        throw Error(CDZ_STATUS_NOT_FOUND, shown + ": plugin library not found");
+    const std::filesystem::path path = std::filesystem::canonical(requested);
+    {
+        LoadedLibraries& libraries = loaded_libraries();
+        std::lock_guard<std::mutex> lock(libraries.mutex);
+        if (auto found = libraries.by_path.find(path); found != libraries.by_path.end()) return found->second.get();
+        if (auto found = libraries.described_by_path.find(path); found != libraries.described_by_path.end())
+            return found->second.get();
+        if (!exports_entry_point(path, shown)) return nullptr;
+        if (auto manifest = read_plugin_manifest(path)) {
+            auto library = std::make_unique<PluginLibrary>();
+            library->path_ = path;
+            library->descriptors_ = manifest->descriptors();
+            library->manifest_ = std::move(manifest);
+            std::set<std::string> names;
+            for (const cdz_plugin_descriptor* descriptor : library->descriptors_)
+                if (!names.insert(descriptor->name).second)
+                    throw Error(CDZ_STATUS_INVALID_CONFIG, shown + ": its manifest names plugin '" +
+                                                               descriptor->name + "' twice");
+            auto& stored = libraries.described_by_path[path];
+            stored = std::move(library);
+            return stored.get();
+        }
+    }
+    return load_if_plugin(requested);
 }
 
 }  // namespace cadenza

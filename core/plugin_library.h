@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "cadenza/plugin.h"
+#include "plugin_manifest.h"
 #include "plugin_tables.h"
 
 namespace cadenza {
@@ -22,6 +23,14 @@ public:
     // export the entry point (another program's library): its ELF symbol
     // table is read first, since dlopen would run its constructors.
     static const PluginLibrary* load_if_plugin(const std::filesystem::path& path);
+    // Like load_if_plugin, but a library that carries a manifest
+    // (plugin_manifest.h) and was not loaded yet is described from it
+    // without being loaded: its descriptors have no function tables
+    // (loaded() is false) until load() is called for the same path.
+    static const PluginLibrary* describe_if_plugin(const std::filesystem::path& path);
+
+    // False for a library described from its manifest and not loaded.
+    bool loaded() const { return !manifest_; }
 
     const std::filesystem::path& path() const { return path_; }
     // The host's copies (plugin_tables.h), in the entry point's order.
@@ -31,6 +40,7 @@ private:
     std::filesystem::path path_;
     std::vector<std::unique_ptr<PluginTables>> tables_;
     std::vector<const cdz_plugin_descriptor*> descriptors_;
+    std::unique_ptr<PluginManifest> manifest_;  // the descriptors of a described library
 };
 
 const char* plugin_kind_name(cdz_plugin_kind kind);

@@ -64,12 +64,10 @@ private:
     uint64_t size_ = 0;
 };
 
-}  // namespace
-
-ExportedSymbol exported_symbol(const std::filesystem::path& path, const std::string& symbol) {
-    ElfFile file(path);
+// The file's section headers, after checking that it is a shared object for
+// this machine; empty when it has no section table.
+std::vector<Elf64_Shdr> section_headers(ElfFile& file, Elf64_Ehdr& header) {
     const std::string expected = std::string("not a 64-bit ELF shared object for ") + host_machine_name;
-    Elf64_Ehdr header{};
     try {
         header = file.read_struct<Elf64_Ehdr>(0, "the ELF header");
     } catch (const Error&) {
@@ -79,22 +77,26 @@ ExportedSymbol exported_symbol(const std::filesystem::path& path, const std::str
     if (std::memcmp(ident, ELFMAG, SELFMAG) != 0 || ident[EI_CLASS] != ELFCLASS64 || ident[EI_DATA] != ELFDATA2LSB ||
         header.e_type != ET_DYN || header.e_machine != host_machine)
         file.fail(expected);
-    if (header.e_shnum == 0 || header.e_shentsize != sizeof(Elf64_Shdr))
-        return ExportedSymbol::absent;  // no section table: nothing says what it exports
+    if (header.e_shnum == 0 || header.e_shentsize != sizeof(Elf64_Shdr)) return {};
+    const auto bytes = file.read_table(header.e_shoff, uint64_t{header.e_shnum} * sizeof(Elf64_Shdr),
+                                       "the section table");
+    std::vector<Elf64_Shdr> sections(header.e_shnum);
+    std::memcpy(sections.data(), bytes.data(), bytes.size());
+    return sections;
+}
 
-    const auto sections = file.read_table(header.e_shoff, uint64_t{header.e_shnum} * sizeof(Elf64_Shdr),
-                                          "the section table");
-    auto section = [&](size_t index) {
-        Elf64_Shdr s;
-        std::memcpy(&s, sections.data() + index * sizeof(Elf64_Shdr), sizeof(s));
-        return s;
-    };
-    for (size_t i = 0; i < header.e_shnum; ++i) {
-        const Elf64_Shdr symbols = section(i);
+}  // namespace
+
+ExportedSymbol exported_symbol(const std::filesystem::path& path, const std::string& symbol) {
+    ElfFile file(path);
+    Elf64_Ehdr header{};
+    const std::vector<Elf64_Shdr> sections = section_headers(file, header);
+    // Without a section table nothing says what it exports.
+    for (const Elf64_Shdr& symbols : sections) {
         if (symbols.sh_type != SHT_DYNSYM) continue;
-        if (symbols.sh_entsize != sizeof(Elf64_Sym) || symbols.sh_link >= header.e_shnum)
+        if (symbols.sh_entsize != sizeof(Elf64_Sym) || symbols.sh_link >= sections.size())
             file.fail("a malformed dynamic symbol table");
-        const Elf64_Shdr strings = section(symbols.sh_link);
+        const Elf64_Shdr& strings = sections[symbols.sh_link];
         const auto names = file.read_table(strings.sh_offset, strings.sh_size, "the dynamic string table");
         const auto table = file.read_table(symbols.sh_offset, symbols.sh_size, "the dynamic symbol table");
         for (size_t k = 0; k + sizeof(Elf64_Sym) <= table.size(); k += sizeof(Elf64_Sym)) {
@@ -110,6 +112,25 @@ ExportedSymbol exported_symbol(const std::filesystem::path& path, const std::str
         }
     }
     return ExportedSymbol::absent;
+}
+
+std::optional<std::string> section_contents(const std::filesystem::path& path, const std::string& name) {
+    ElfFile file(path);
+    Elf64_Ehdr header{};
+    const std::vector<Elf64_Shdr> sections = section_headers(file, header);
+    if (sections.empty() || header.e_shstrndx >= sections.size()) return std::nullopt;
+    const Elf64_Shdr& names_section = sections[header.e_shstrndx];
+    const auto names = file.read_table(names_section.sh_offset, names_section.sh_size, "the section names");
+    for (const Elf64_Shdr& section : sections) {
+        if (section.sh_name >= names.size() || section.sh_type == SHT_NOBITS) continue;
+        const char* section_name = names.data() + section.sh_name;
+        if (strnlen(section_name, names.size() - section.sh_name) != name.size() ||
+            std::memcmp(section_name, name.data(), name.size()) != 0)
+            continue;
+        const auto bytes = file.read_table(section.sh_offset, section.sh_size, "a section");
+        return std::string(bytes.begin(), bytes.end());
+    }
+    return std::nullopt;
 }
 
 }  // namespace cadenza

@@ -9,7 +9,7 @@ source_dir=$(cd "$(dirname "$0")/.." && pwd)
 build="${CADENZA_SANITIZE_BUILD:-$source_dir/build-asan}"
 mkdir -p "$build"
 if [ ! -f "$build/build.ninja" ]; then
-  cmake -S "$source_dir" -B "$build" -G Ninja -DCADENZA_SANITIZE=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  cmake -S "$source_dir" -B "$build" -G Ninja -DCADENZA_SANITIZE=ON -DCADENZA_WITH_TORCH=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     > "$build/configure.log" || { tail -20 "$build/configure.log"; exit 1; }
 fi
 start=$(date +%s)

@@ -2,6 +2,7 @@
 // error naming the file.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 
 #include "descriptor_check.h"
@@ -167,6 +168,27 @@ TEST(PluginCatalog, WithTheNamesItNeedsTheSearchStopsWhereAllAreFound) {
     EXPECT_EQ(needed.find("example.argmax_acceptor").origin, "first");
     const auto missing = PluginCatalog::scan(path, {"example.argmax_acceptor", "no.such_plugin"});
     EXPECT_EQ(missing.problems().size(), 7u);  // not all found: every place is searched
+}
+
+TEST(PluginCatalog, ALibraryNamedAfterANeededPluginIsOpenedAlone) {
+    const auto directory = test::fresh_directory("named_after_plugin");
+    for (const auto& item : std::filesystem::directory_iterator(test_plugin_dir("broken")))
+        std::filesystem::copy_file(item.path(), directory / item.path().filename());
+    std::filesystem::copy_file(test_plugin_library("c_plugin", "argmax"), directory / "libexample_argmax_acceptor.so");
+    const auto named = PluginCatalog::scan({{directory, "test", true}}, {"example.argmax_acceptor"});
+    EXPECT_TRUE(named.problems().empty());  // the broken libraries beside it stayed closed
+    EXPECT_EQ(named.entries().size(), 1u);
+    EXPECT_EQ(named.find("example.argmax_acceptor").library.filename(), "libexample_argmax_acceptor.so");
+    const auto unnamed = PluginCatalog::scan({{directory, "test", true}}, {"example.argmax_acceptor", "no.such_plugin"});
+    EXPECT_EQ(unnamed.problems().size(), 7u);  // a name no file names: the whole place is opened
+}
+
+TEST(PluginCatalog, APipelinesNamesOpenOnlyTheirOwnLibrariesAmongCadenzasPlugins) {
+    const auto catalog = PluginCatalog::scan(plugin_search_path(), {"frontend.chars", "acceptor.exact"});
+    std::vector<std::string> loaded;
+    for (const auto& entry : catalog.entries()) loaded.push_back(entry.descriptor->name);
+    std::sort(loaded.begin(), loaded.end());
+    EXPECT_EQ(loaded, (std::vector<std::string>{"acceptor.exact", "frontend.chars"}));
 }
 
 TEST(PluginCatalog, AnUnknownNameSuggestsTheClosestAndListsThePath) {

@@ -35,7 +35,7 @@ done
 
 # Contents.
 contents=$(dpkg-deb --contents "$deb" | awk '{print $6}')
-for path in ./usr/bin/cadenza ./usr/lib/libcadenza.so.0 ./usr/lib/cadenza/plugins/libcadenza_backbone_llama.so \
+for path in ./usr/bin/cadenza ./usr/bin/cadenza-torch ./usr/lib/libcadenza.so.0 ./usr/lib/cadenza/plugins/libcadenza_backbone_llama.so \
             ./usr/share/cadenza/pipelines/default.toml ./usr/share/cadenza/models/en-small/target/model.safetensors \
             ./usr/include/cadenza/cadenza.h ./usr/include/cadenza/plugin.h ./usr/lib/cmake/cadenza/cadenzaConfig.cmake \
             ./usr/lib/pkgconfig/cadenza.pc ./usr/lib/python3/dist-packages/cadenza/__init__.py \
@@ -63,6 +63,9 @@ echo "$plugins" | tail -n 1
 grep -q "^backbone.llama .* $root/usr/lib/cadenza/plugins/libcadenza_backbone_llama.so" <<< "$plugins" \
     || fail "cadenza does not find its plugins in $root/usr/lib/cadenza/plugins"
 if grep -F "$build_dir" >/dev/null <<< "$plugins"; then fail "cadenza loads plugins from the build tree"; fi
+readelf -S "$root/usr/lib/cadenza/plugins/libcadenza_backbone_llama.so" | grep -q '\.cadenza_plugins' \
+    || fail "the packaged backbone.llama lost its manifest section"
+"$cadenza" doctor | grep -q "^LibTorch       [0-9]" || fail "cadenza doctor does not run the packaged cadenza-torch"
 
 pipeline="$root/usr/share/cadenza/pipelines/default.toml"
 (cd "$scratch" && "$cadenza" synth -p "$pipeline" -t "hello there" -o "$scratch/cli.wav" --seed 7)
