@@ -2,6 +2,7 @@
 #include "codec_calls.h"
 #include "decoding_loop.h"
 #include "engine_stages.h"
+#include "logits_processor_factory.h"
 
 #include <algorithm>
 #include <chrono>
@@ -140,12 +141,10 @@ Engine::Engine(PipelineConfig config) : config_(std::move(config)), stages_(std:
                                                        ": phone_markers needs the text and audio token ranges to adjoin");
     }
     if (s.backbone) check_token_layout(s.backbone_info, context(*s.backbone));
-    if (config_.max_phone_seconds > 0 && !(s.backbone && s.backbone_info.phone_markers))
-        throw Error(CDZ_STATUS_INVALID_CONFIG, config_.source + ": [sampling] max_phone_seconds needs a backbone "
-                                                                "with phone markers (backbone.llama's phone_markers)");
     if (s.backbone && s.backbone_info.tokens_per_node != 1)
         throw Error(CDZ_STATUS_UNSUPPORTED, config_.source + ": backbone '" + s.backbone->name() +
                                                 "' predicts several codebooks per step; the engine decodes one");
+    s.logits_processors = build_logits_chain(config_, s);
 }
 
 Engine::~Engine() = default;
@@ -358,19 +357,6 @@ Engine::Prompt Engine::token_prompt(const std::vector<int32_t>& tokens) const {
     return prompt;
 }
 
-std::vector<int32_t> Engine::phone_sequence(const Prompt& prompt) const {
-    const EngineStages& s = *stages_;
-    const cdz_backbone_info& info = s.backbone_info;
-    // The markers a target with phone markers must place, in order: the text's ids but its boundaries.
-    std::vector<int32_t> phones;
-    if (!info.phone_markers) return phones;
-    for (size_t i = 0; i < prompt.text_tokens; ++i) {
-        const int32_t id = prompt.tokens[i] - static_cast<int32_t>(info.text_token_offset);
-        if (id != s.frontend_info.bos_id && id != s.frontend_info.eos_id) phones.push_back(prompt.tokens[i]);
-    }
-    return phones;
-}
-
 int64_t Engine::loop_capacity(const Prompt& prompt, size_t max_frames, size_t max_markers) const {
     const EngineStages& s = *stages_;
     const cdz_backbone_info& info = s.backbone_info;
@@ -398,16 +384,13 @@ Engine::DecodedTokens Engine::decode_tokens(Prompt prompt, double max_audio_seco
     const cdz_backbone_info& info = s.backbone_info;
     const double max_seconds = max_audio_seconds > 0 ? max_audio_seconds : config_.max_audio_seconds;
     const auto max_frames = static_cast<size_t>(std::ceil(max_seconds * s.codec_info.frame_rate));
-    std::vector<int32_t> phones = phone_sequence(prompt);
     // Phone markers come on top of the frames: one per text symbol, a few spare.
     const size_t max_markers = info.phone_markers ? prompt.text_tokens + 16 : 0;
     const size_t max_tokens = max_frames + max_markers;
     const int64_t capacity = loop_capacity(prompt, max_frames, max_markers);
     const cdz_sampling sampling = restrict_sampling_to_audio(config_.sampling, info);
-    PhoneMarkerRule markers{std::move(phones),
-                            static_cast<int64_t>(std::ceil(config_.max_phone_seconds * s.codec_info.frame_rate))};
     const size_t prompt_length = prompt.tokens.size();
-    DecodingLoop loop(s, sampling, config_.guidance_scale, stats_, std::move(prompt.tokens), capacity, std::move(markers));
+    DecodingLoop loop(s, sampling, stats_, std::move(prompt.tokens), capacity);
 
     DecodedTokens decoded;
     size_t emitted = 0;

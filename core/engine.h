@@ -112,7 +112,6 @@ private:
     void start_synthesis(uint64_t seed);
     Prompt text_prompt(const SynthesisRequest& request);
     Prompt token_prompt(const std::vector<int32_t>& tokens) const;
-    std::vector<int32_t> phone_sequence(const Prompt& prompt) const;
     // The positions the loop's sessions need; throws when the backbone has
     // fewer.
     int64_t loop_capacity(const Prompt& prompt, size_t max_frames, size_t max_markers) const;
