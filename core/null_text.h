@@ -2,8 +2,9 @@
 // (training/text_dropout.h) writes it and the guidance's null-text session
 // (classifier_free_guidance.h) reads it: in each run of text tokens the first
 // and last symbols (<bos>, <eos>) are kept and the ones between become the
-// frontend's <pad> (cdz_frontend_info.pad_id). One definition, so that
-// training and synthesis agree. Header-only and free of LibTorch.
+// frontend's <pad> (cdz_frontend_info.pad_id; the corpus's layout.json
+// records it as text_pad_id). One definition, so that training and synthesis
+// agree. Header-only and free of LibTorch.
 #pragma once
 
 #include <cstddef>
