@@ -1,16 +1,14 @@
 #include "decoding_loop.h"
 
 #include <algorithm>
-#include <cmath>
 #include <cstdint>
 #include <cstring>
-#include <limits>
 #include <numeric>
 
 #include <spdlog/spdlog.h>
 
+#include "backbone_calls.h"
 #include "error.h"
-#include "null_text.h"
 #include "sampling.h"
 #include "status_object.h"
 
@@ -39,30 +37,10 @@ void check_tree(const cdz_token_tree& tree, const std::string& drafter) {
                                                  " (parents must precede their children)");
 }
 
-std::unique_ptr<PluginSession> create_session(const PluginInstance& instance,
-                                              cdz_status* (*create)(void*, int64_t, void**),
-                                              void (*destroy)(void*), int64_t capacity) {
-    void* session = nullptr;
-    throw_if_error(create(instance.context(), capacity, &session), instance.name() + ": session_create");
-    return std::make_unique<PluginSession>(session, destroy);
-}
-
-// The prompt with its text turned into the null text (null_text.h).
-std::vector<int32_t> null_text_of(std::vector<int32_t> prompt, const cdz_backbone_info& info) {
-    const auto is_text = [&](size_t i) {
-        return prompt[i] >= info.text_token_offset && prompt[i] < info.text_token_offset + info.text_token_count;
-    };
-    const auto pad = static_cast<int32_t>(info.text_token_offset);
-    for_each_text_run(prompt.size(), is_text,
-                      [&](size_t begin, size_t end) { null_text_run(prompt.data(), begin, end, pad); });
-    return prompt;
-}
-
 }  // namespace
 
-DecodingLoop::DecodingLoop(EngineStages& stages, const cdz_sampling& sampling, double guidance_scale,
-                           DecodingStats& stats, std::vector<int32_t> prompt, int64_t capacity,
-                           PhoneMarkerRule markers)
+DecodingLoop::DecodingLoop(EngineStages& stages, const cdz_sampling& sampling, DecodingStats& stats,
+                           std::vector<int32_t> prompt, int64_t capacity)
     : stages_(stages),
       backbone_(stages.backbone->vtable<cdz_backbone_vtable>()),
       sampling_(sampling),
@@ -70,18 +48,10 @@ DecodingLoop::DecodingLoop(EngineStages& stages, const cdz_sampling& sampling, d
       verifying_(!stages.acceptor || stages.acceptor_info.verifies),
       want_hidden_(stages.drafter && stages.drafter_info.needs_target_hidden),
       vocab_(stages.backbone_info.vocab_size),
-      guidance_scale_(guidance_scale),
-      sequence_(std::move(prompt)),
-      markers_(std::move(markers)) {
+      processors_(stages.logits_processors),
+      sequence_(std::move(prompt)) {
     session_ = create_session(*stages.backbone, backbone_.session_create, backbone_.session_destroy, capacity);
-    if (guidance_scale_ != 1.0) {
-        if (stages.backbone_info.text_token_count <= 0)
-            throw Error(CDZ_STATUS_INVALID_CONFIG, stages.backbone->name() +
-                                                       ": guidance_scale needs a backbone with a text range");
-        null_text_session_ =
-            create_session(*stages.backbone, backbone_.session_create, backbone_.session_destroy, capacity);
-        null_text_prompt_ = null_text_of(sequence_, stages.backbone_info);
-    }
+    processors_.start(sequence_, capacity);
     if (stages.drafter) {
         const auto& drafter = stages.drafter->vtable<cdz_drafter_vtable>();
         draft_session_ = create_session(*stages.drafter, drafter.session_create, drafter.session_destroy, capacity);
@@ -115,20 +85,6 @@ DecodingLoop::DecodingLoop(EngineStages& stages, const cdz_sampling& sampling, d
     }
 }
 
-namespace {
-
-// The logits a backbone returned for a pass of `nodes` nodes of which rows
-// [from, nodes) were asked for: the first of those rows. A backbone older
-// than ABI 0.3 returns every row.
-float* logits_from(ManagedTensor& logits, int64_t nodes, int64_t from, int64_t vocab, const std::string& what) {
-    const auto shape = logits.expect(kDLFloat, 32, 2, what);
-    if (shape[1] != vocab || (shape[0] != nodes - from && shape[0] != nodes))
-        throw Error(CDZ_STATUS_INTERNAL, what + " have the wrong shape");
-    return logits.mutable_data<float>() + (shape[0] == nodes ? from : 0) * vocab;
-}
-
-}  // namespace
-
 void DecodingLoop::evaluate(size_t end, const cdz_token_tree* draft, bool want_logits) {
     pending_ = end - evaluated_;
     const int32_t chain = static_cast<int32_t>(pending_);
@@ -159,12 +115,13 @@ void DecodingLoop::evaluate(size_t end, const cdz_token_tree* draft, bool want_l
     logits_tensor_ = ManagedTensor(output.logits);
     hidden_tensor_ = ManagedTensor(output.hidden);
     if (want_logits) logits_ = logits_from(logits_tensor_, tree.node_count, chain - 1, vocab_, name + ": logits");
-    if (null_text_session_) {
-        for (size_t i = 0; i < pending_ && evaluated_ + i < null_text_prompt_.size(); ++i)
-            pass_tokens_[i] = null_text_prompt_[evaluated_ + i];
-        guide(tree, want_logits);
+    if (!processors_.empty()) {
+        {
+            ScopedTimer timer(stats_.verify_seconds);  // their own passes on the tree
+            processors_.evaluate(tree, chain, want_logits);
+        }
+        if (want_logits) processors_.apply(logits_, vocab_, draft);
     }
-    if (want_logits && !markers_.phones.empty()) constrain_markers(draft);
     if (want_hidden_) {
         const auto hidden_shape = hidden_tensor_.expect(kDLFloat, 32, 2, name + ": hidden states");
         if (hidden_shape[0] != tree.node_count || hidden_shape[1] != stages_.backbone_info.hidden_size)
@@ -173,81 +130,17 @@ void DecodingLoop::evaluate(size_t end, const cdz_token_tree* draft, bool want_l
     }
 }
 
-void DecodingLoop::guide(const cdz_token_tree& tree, bool want_logits) {
-    cdz_backbone_output output{};
-    output.struct_size = sizeof(output);
-    output.logits_from = want_logits ? static_cast<int32_t>(pending_) - 1 : tree.node_count;
-    const std::string& name = stages_.backbone->name();
-    {
-        ScopedTimer timer(stats_.verify_seconds);
-        throw_if_error(backbone_.session_forward(null_text_session_->get(), &tree, 0, &output),
-                       name + ": forward (null text)");
-    }
-    ManagedTensor null_logits(output.logits), released_hidden(output.hidden);
-    if (!want_logits) return;
-    const float* null_rows = logits_from(null_logits, tree.node_count, static_cast<int64_t>(pending_) - 1, vocab_,
-                                         name + ": logits (null text)");
-    const float scale = static_cast<float>(guidance_scale_);
-    const size_t values = static_cast<size_t>(tree.node_count - static_cast<int32_t>(pending_) + 1) * vocab_;
-    for (size_t i = 0; i < values; ++i) logits_[i] = null_rows[i] + scale * (logits_[i] - null_rows[i]);
-}
-
-void DecodingLoop::constrain_markers(const cdz_token_tree* draft) {
-    const cdz_backbone_info& info = stages_.backbone_info;
-    const int32_t nodes = draft ? draft->node_count : 0;
-    // Markers and frames since the last marker on the path to each row: row
-    // 0 follows the committed sequence, row 1 + i draft node i.
-    std::vector<size_t> markers(static_cast<size_t>(nodes) + 1, markers_emitted_);
-    std::vector<int64_t> frames(static_cast<size_t>(nodes) + 1, frames_since_marker_);
-    for (int32_t i = 0; i < nodes; ++i) {
-        const auto row = static_cast<size_t>(i) + 1, parent_row = static_cast<size_t>(draft->parents[i] + 1);
-        const bool marker = is_phone_marker(info, draft->tokens[i]);
-        markers[row] = markers[parent_row] + (marker ? 1 : 0);
-        frames[row] = marker ? 0 : frames[parent_row] + (is_audio_token(info, draft->tokens[i]) ? 1 : 0);
-    }
-    const auto text_begin = static_cast<size_t>(info.text_token_offset);
-    const auto text_end = text_begin + static_cast<size_t>(info.text_token_count);
-    const auto audio_begin = static_cast<size_t>(info.audio_token_offset);
-    const auto audio_end = audio_begin + static_cast<size_t>(info.audio_token_count);
-    constexpr float masked = -std::numeric_limits<float>::infinity();
-    for (size_t row = 0; row < markers.size(); ++row) {
-        float* logits = logits_ + row * static_cast<size_t>(vocab_);
-        // The target's probability of a marker here is that a phone ends;
-        // which phone comes next is the text's to say, so the next phone
-        // gets the mass of every text id (their log-sum-exp).
-        const float largest = *std::max_element(logits + text_begin, logits + text_end);
-        double mass = 0.0;
-        for (size_t id = text_begin; id < text_end; ++id) mass += std::exp(static_cast<double>(logits[id] - largest));
-        std::fill(logits + text_begin, logits + text_end, masked);
-        const bool phones_left = markers[row] < markers_.phones.size();
-        if (phones_left && std::isfinite(largest))
-            logits[markers_.phones[markers[row]]] = largest + static_cast<float>(std::log(mass));
-        if (markers_.max_phone_frames > 0 && frames[row] >= markers_.max_phone_frames) {
-            std::fill(logits + audio_begin, logits + audio_end, masked);
-            // What is left gets all the mass, whatever the target gave it.
-            if (phones_left) {
-                logits[markers_.phones[markers[row]]] = 0.0f;
-                if (info.end_token >= 0) logits[info.end_token] = masked;
-            } else if (info.end_token >= 0) {
-                logits[info.end_token] = 0.0f;
-            }
-        }
-    }
-}
-
 void DecodingLoop::commit(size_t chain, const int32_t* accepted, int32_t accepted_count) {
-    std::vector<int32_t> path(chain);
-    std::iota(path.begin(), path.end(), 0);
-    for (int32_t k = 0; k < accepted_count; ++k) path.push_back(static_cast<int32_t>(chain) + accepted[k]);
-    throw_if_error(backbone_.session_commit(session_->get(), path.data(), static_cast<int32_t>(path.size())),
-                   stages_.backbone->name() + ": commit");
-    if (null_text_session_)
-        throw_if_error(backbone_.session_commit(null_text_session_->get(), path.data(), static_cast<int32_t>(path.size())),
-                       stages_.backbone->name() + ": commit (null text)");
-    evaluated_ += path.size();
+    path_.resize(chain);
+    std::iota(path_.begin(), path_.end(), 0);
+    for (int32_t k = 0; k < accepted_count; ++k) path_.push_back(static_cast<int32_t>(chain) + accepted[k]);
+    const auto count = static_cast<int32_t>(path_.size());
+    throw_if_error(backbone_.session_commit(session_->get(), path_.data(), count), stages_.backbone->name() + ": commit");
+    processors_.commit(path_.data(), count);
+    evaluated_ += path_.size();
     if (want_hidden_) {
         const size_t width = static_cast<size_t>(stages_.backbone_info.hidden_size);
-        const float* row = evaluated_hidden_ + static_cast<size_t>(path.back()) * width;
+        const float* row = evaluated_hidden_ + static_cast<size_t>(path_.back()) * width;
         hidden_.assign(row, row + width);
         hidden_position_ = static_cast<int64_t>(evaluated_) - 1;
     }
@@ -416,14 +309,7 @@ StepResult DecodingLoop::step() {
         throw_if_error(stages_.acceptor->vtable<cdz_acceptor_vtable>().session_commit(
                            accept_session_->get(), step.emitted.data(), static_cast<int64_t>(step.emitted.size())),
                        stages_.acceptor->name() + ": session_commit");
-    for (int32_t token : step.emitted) {
-        if (is_phone_marker(stages_.backbone_info, token)) {
-            ++markers_emitted_;
-            frames_since_marker_ = 0;
-        } else if (is_audio_token(stages_.backbone_info, token)) {
-            ++frames_since_marker_;
-        }
-    }
+    processors_.append(step.emitted.data(), step.emitted.size());
     if (spdlog::should_log(spdlog::level::trace)) {
         std::string drafted, kept;
         for (int32_t i = 0; i < nodes; ++i)

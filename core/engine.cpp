@@ -2,6 +2,7 @@
 #include "codec_calls.h"
 #include "decoding_loop.h"
 #include "engine_stages.h"
+#include "logits_processor_factory.h"
 
 #include <algorithm>
 #include <chrono>
@@ -65,6 +66,14 @@ constexpr int64_t whole_decode_frames = 3000;
 constexpr int64_t long_decode_chunk_frames = 500;
 constexpr double max_decoded_seconds = 3600.0;
 
+void check_max_audio_seconds(double seconds) {
+    if (!std::isfinite(seconds) || seconds < 0)
+        throw Error(CDZ_STATUS_INVALID_ARGUMENT, "max_audio_seconds must be a finite number >= 0 (0: the pipeline's)");
+}
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
 
 }  // namespace
 
@@ -132,12 +141,10 @@ Engine::Engine(PipelineConfig config) : config_(std::move(config)), stages_(std:
                                                        ": phone_markers needs the text and audio token ranges to adjoin");
     }
     if (s.backbone) check_token_layout(s.backbone_info, context(*s.backbone));
-    if (config_.max_phone_seconds > 0 && !(s.backbone && s.backbone_info.phone_markers))
-        throw Error(CDZ_STATUS_INVALID_CONFIG, config_.source + ": [sampling] max_phone_seconds needs a backbone "
-                                                                "with phone markers (backbone.llama's phone_markers)");
     if (s.backbone && s.backbone_info.tokens_per_node != 1)
         throw Error(CDZ_STATUS_UNSUPPORTED, config_.source + ": backbone '" + s.backbone->name() +
                                                 "' predicts several codebooks per step; the engine decodes one");
+    s.logits_processors = build_logits_chain(config_, s);
 }
 
 Engine::~Engine() = default;
@@ -350,31 +357,11 @@ Engine::Prompt Engine::token_prompt(const std::vector<int32_t>& tokens) const {
     return prompt;
 }
 
-std::vector<int32_t> Engine::phone_sequence(const Prompt& prompt) const {
+int64_t Engine::loop_capacity(const Prompt& prompt, size_t max_frames, size_t max_markers) const {
     const EngineStages& s = *stages_;
     const cdz_backbone_info& info = s.backbone_info;
-    // The markers a target with phone markers must place, in order: the text's ids but its boundaries.
-    std::vector<int32_t> phones;
-    if (!info.phone_markers) return phones;
-    for (size_t i = 0; i < prompt.text_tokens; ++i) {
-        const int32_t id = prompt.tokens[i] - static_cast<int32_t>(info.text_token_offset);
-        if (id != s.frontend_info.bos_id && id != s.frontend_info.eos_id) phones.push_back(prompt.tokens[i]);
-    }
-    return phones;
-}
-
-Engine::DecodedTokens Engine::decode_tokens(Prompt prompt, double max_audio_seconds,
-                                            const std::function<void(int32_t)>& on_token,
-                                            const std::function<void(const std::vector<int32_t>&)>& after_step) {
-    EngineStages& s = *stages_;
-    const cdz_backbone_info& info = s.backbone_info;
-    const double max_seconds = max_audio_seconds > 0 ? max_audio_seconds : config_.max_audio_seconds;
-    const auto max_frames = static_cast<size_t>(std::ceil(max_seconds * s.codec_info.frame_rate));
-    std::vector<int32_t> phones = phone_sequence(prompt);
-    // Phone markers come on top of the frames: one per text symbol, a few spare.
-    const size_t max_markers = info.phone_markers ? prompt.text_tokens + 16 : 0;
-    const size_t max_tokens = max_frames + max_markers;
-    const int64_t capacity = static_cast<int64_t>(prompt.tokens.size() + max_tokens) + s.drafter_info.max_nodes + 2;
+    const int64_t capacity =
+        static_cast<int64_t>(prompt.tokens.size() + max_frames + max_markers) + s.drafter_info.max_nodes + 2;
     if (info.max_sequence_length > 0 && capacity > info.max_sequence_length)
         throw Error(CDZ_STATUS_INVALID_ARGUMENT,
                     "the text (" + std::to_string(prompt.tokens.size() - prompt.voice_tokens) + " tokens)" +
@@ -387,12 +374,23 @@ Engine::DecodedTokens Engine::decode_tokens(Prompt prompt, double max_audio_seco
                         " and 2 spare need " + std::to_string(capacity) + " positions, more than the backbone's " +
                         std::to_string(info.max_sequence_length) +
                         "; shorten the text, the voice prompt or max_audio_seconds");
+    return capacity;
+}
 
+Engine::DecodedTokens Engine::decode_tokens(Prompt prompt, double max_audio_seconds,
+                                            const std::function<void(int32_t)>& on_token,
+                                            const std::function<void(const std::vector<int32_t>&)>& after_step) {
+    EngineStages& s = *stages_;
+    const cdz_backbone_info& info = s.backbone_info;
+    const double max_seconds = max_audio_seconds > 0 ? max_audio_seconds : config_.max_audio_seconds;
+    const auto max_frames = static_cast<size_t>(std::ceil(max_seconds * s.codec_info.frame_rate));
+    // Phone markers come on top of the frames: one per text symbol, a few spare.
+    const size_t max_markers = info.phone_markers ? prompt.text_tokens + 16 : 0;
+    const size_t max_tokens = max_frames + max_markers;
+    const int64_t capacity = loop_capacity(prompt, max_frames, max_markers);
     const cdz_sampling sampling = restrict_sampling_to_audio(config_.sampling, info);
-    PhoneMarkerRule markers{std::move(phones),
-                            static_cast<int64_t>(std::ceil(config_.max_phone_seconds * s.codec_info.frame_rate))};
     const size_t prompt_length = prompt.tokens.size();
-    DecodingLoop loop(s, sampling, config_.guidance_scale, stats_, std::move(prompt.tokens), capacity, std::move(markers));
+    DecodingLoop loop(s, sampling, stats_, std::move(prompt.tokens), capacity);
 
     DecodedTokens decoded;
     size_t emitted = 0;
@@ -424,54 +422,65 @@ Engine::DecodedTokens Engine::decode_tokens(Prompt prompt, double max_audio_seco
     return decoded;
 }
 
+Engine::DecodedTokens Engine::run_decoding_loop(Prompt prompt, double max_audio_seconds,
+                                               const std::function<void(int32_t)>& on_token,
+                                               SynthesisAudioStream* audio_stream) {
+    double streaming_seconds = 0.0;  // the loop's time in after_step: not the loop's
+    std::function<void(const std::vector<int32_t>&)> after_step;
+    if (audio_stream)
+        after_step = [&](const std::vector<int32_t>& codes) {
+            ScopedTimer timer(streaming_seconds);
+            audio_stream->after_step(codes);
+        };
+    const auto loop_start = std::chrono::steady_clock::now();
+    DecodedTokens decoded = decode_tokens(std::move(prompt), max_audio_seconds, on_token, after_step);
+    stats_.loop_seconds = seconds_since(loop_start) - streaming_seconds;
+    return decoded;
+}
+
 std::vector<int32_t> Engine::continue_prompt(const std::vector<int32_t>& prompt_tokens, uint64_t seed,
                                              double max_audio_seconds) {
     require_synthesis_stages();
-    if (!std::isfinite(max_audio_seconds) || max_audio_seconds < 0)
-        throw Error(CDZ_STATUS_INVALID_ARGUMENT, "max_audio_seconds must be a finite number >= 0 (0: the pipeline's)");
+    check_max_audio_seconds(max_audio_seconds);
     start_synthesis(seed);
     ScopedTimer wall(stats_.wall_seconds);
     std::vector<int32_t> tokens;
-    const auto loop_start = std::chrono::steady_clock::now();
-    decode_tokens(token_prompt(prompt_tokens), max_audio_seconds, [&](int32_t token) { tokens.push_back(token); }, {});
-    stats_.loop_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - loop_start).count();
+    run_decoding_loop(token_prompt(prompt_tokens), max_audio_seconds, [&](int32_t token) { tokens.push_back(token); },
+                      nullptr);
     return tokens;
 }
 
 std::vector<float> Engine::synthesize(const SynthesisRequest& request) {
     require_synthesis_stages();
-    EngineStages& s = *stages_;
-    if (!std::isfinite(request.max_audio_seconds) || request.max_audio_seconds < 0)
-        throw Error(CDZ_STATUS_INVALID_ARGUMENT, "max_audio_seconds must be a finite number >= 0 (0: the pipeline's)");
-    check_text_to_speak(request.text, s.backbone_info.max_sequence_length);
-
+    check_max_audio_seconds(request.max_audio_seconds);
+    check_text_to_speak(request.text, stages_->backbone_info.max_sequence_length);
     start_synthesis(request.seed.value_or(config_.seed));
     ScopedTimer wall(stats_.wall_seconds);
     Prompt prompt = text_prompt(request);
-
-    // The audio callback gets the audio as it is decoded when the codec can stream.
-    std::unique_ptr<SynthesisAudioStream> audio_stream;
-    if (request.on_audio && s.codec_info.can_stream)
-        audio_stream =
-            std::make_unique<SynthesisAudioStream>(*s.codec, s.codec_info, request.on_audio, config_.codec_thread);
-    double streaming_seconds = 0.0;  // the loop's time in after_step: not the loop's
-    const auto loop_start = std::chrono::steady_clock::now();
-    auto after_step = [&](const std::vector<int32_t>& codes) {
-        if (!audio_stream) return;
-        ScopedTimer timer(streaming_seconds);
-        audio_stream->after_step(codes);
-    };
-    const DecodedTokens decoded = decode_tokens(std::move(prompt), request.max_audio_seconds, request.on_token, after_step);
-    const std::vector<int32_t>& codes = decoded.codes;
-    stats_.loop_seconds =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - loop_start).count() - streaming_seconds;
-
+    const std::unique_ptr<SynthesisAudioStream> audio_stream = open_audio_stream(request);
+    const DecodedTokens decoded =
+        run_decoding_loop(std::move(prompt), request.max_audio_seconds, request.on_token, audio_stream.get());
     if (audio_stream) {
-        audio_stream->finish(codes);
-        stats_.codec_seconds = audio_stream->codec_seconds();
-        stats_.audio_seconds = audio_stream->audio_seconds();
+        finish_streamed_audio(*audio_stream, decoded.codes);
         return {};
     }
+    return decode_whole_audio(request, decoded.codes);
+}
+
+std::unique_ptr<SynthesisAudioStream> Engine::open_audio_stream(const SynthesisRequest& request) {
+    const EngineStages& s = *stages_;
+    if (!request.on_audio || !s.codec_info.can_stream) return nullptr;
+    return std::make_unique<SynthesisAudioStream>(*s.codec, s.codec_info, request.on_audio, config_.codec_thread);
+}
+
+void Engine::finish_streamed_audio(SynthesisAudioStream& audio_stream, const std::vector<int32_t>& codes) {
+    audio_stream.finish(codes);
+    stats_.codec_seconds = audio_stream.codec_seconds();
+    stats_.audio_seconds = audio_stream.audio_seconds();
+}
+
+std::vector<float> Engine::decode_whole_audio(const SynthesisRequest& request, const std::vector<int32_t>& codes) {
+    const EngineStages& s = *stages_;
     std::vector<float> audio;
     if (!codes.empty()) {
         ScopedTimer timer(stats_.codec_seconds);

@@ -21,6 +21,7 @@
 namespace cadenza {
 
 struct EngineStages;
+class SynthesisAudioStream;
 
 struct SynthesisRequest {
     std::string text;
@@ -111,11 +112,24 @@ private:
     void start_synthesis(uint64_t seed);
     Prompt text_prompt(const SynthesisRequest& request);
     Prompt token_prompt(const std::vector<int32_t>& tokens) const;
-    std::vector<int32_t> phone_sequence(const Prompt& prompt) const;
+    // The positions the loop's sessions need; throws when the backbone has
+    // fewer.
+    int64_t loop_capacity(const Prompt& prompt, size_t max_frames, size_t max_markers) const;
     // The decoding loop from `prompt` to the end token or a limit;
     // `after_step` sees the codes so far after every step.
     DecodedTokens decode_tokens(Prompt prompt, double max_audio_seconds, const std::function<void(int32_t)>& on_token,
                                 const std::function<void(const std::vector<int32_t>&)>& after_step);
+    // decode_tokens, feeding `audio_stream` (may be null) after every step,
+    // with stats_.loop_seconds measured less the time the stream took.
+    DecodedTokens run_decoding_loop(Prompt prompt, double max_audio_seconds,
+                                    const std::function<void(int32_t)>& on_token, SynthesisAudioStream* audio_stream);
+    // The stream that hands the audio to request.on_audio as it is decoded;
+    // null without a callback or when the codec cannot stream.
+    std::unique_ptr<SynthesisAudioStream> open_audio_stream(const SynthesisRequest& request);
+    // The stream's last chunk delivered, and its times in the statistics.
+    void finish_streamed_audio(SynthesisAudioStream& audio_stream, const std::vector<int32_t>& codes);
+    // The codes decoded at once: returned, or handed to request.on_audio.
+    std::vector<float> decode_whole_audio(const SynthesisRequest& request, const std::vector<int32_t>& codes);
     // The backbone ids of a voice prompt: its codec codes, one codebook.
     std::vector<int32_t> voice_prompt_tokens(const std::vector<float>& samples, int sample_rate);
 

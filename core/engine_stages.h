@@ -1,11 +1,13 @@
 // The engine's created stages and what they reported about themselves.
-// Internal to the core: shared by the decoding loop and the cost probe.
+// Internal to the core: shared by the decoding loop, its logits processors
+// and the cost probe.
 #pragma once
 
 #include <memory>
 
 #include "cadenza/plugin.h"
 #include "engine.h"
+#include "logits_processor.h"
 #include "plugin_instance.h"
 
 namespace cadenza {
@@ -41,6 +43,8 @@ struct EngineStages {
     cdz_drafter_info drafter_info = make_info<cdz_drafter_info>();
     cdz_acceptor_info acceptor_info = make_info<cdz_acceptor_info>();
     cdz_rng sampling_rng{};
+    // Last: its processors hold sessions of the plugins above.
+    LogitsProcessorChain logits_processors;
 };
 
 }  // namespace cadenza

@@ -1,9 +1,10 @@
 // The null text of classifier-free guidance, as training's text dropout
-// (training/text_dropout.h) writes it and the decoding loop's null-text
-// session reads it: in each run of text tokens the first and last symbols
-// (<bos>, <eos>) are kept and the ones between become the frontend's <pad>
-// (text id 0). One definition, so that training and synthesis agree.
-// Header-only and free of LibTorch.
+// (training/text_dropout.h) writes it and the guidance's null-text session
+// (classifier_free_guidance.h) reads it: in each run of text tokens the first
+// and last symbols (<bos>, <eos>) are kept and the ones between become the
+// frontend's <pad> (cdz_frontend_info.pad_id; the corpus's layout.json
+// records it as text_pad_id). One definition, so that training and synthesis
+// agree. Header-only and free of LibTorch.
 #pragma once
 
 #include <cstddef>
@@ -25,6 +26,13 @@ void for_each_text_run(size_t count, IsText is_text, OnRun on_run) {
         on_run(position, end);
         position = end;
     }
+}
+
+// The null text's filler as a token id: the frontend's <pad> id placed in
+// the text range as every text id is.
+template <typename Id>
+Id null_text_pad(Id text_token_offset, Id frontend_pad_id) {
+    return text_token_offset + frontend_pad_id;
 }
 
 // Turns the text run ids[begin, end) into the null text.

@@ -107,7 +107,9 @@ std::string read_value(const toml::node& node, const cdz_param_spec& spec, Param
     *where = &node;
     if (!is_array_type(spec.type)) return read_scalar(node, spec.type, spec, out);
     const toml::array* array = node.as_array();
-    if (!array) return std::string("expected an ") + param_type_name(spec.type) + ", found " + describe_node_type(node);
+    if (!array)
+        return std::string(spec.type == CDZ_PARAM_INT_ARRAY ? "expected an " : "expected a ") +
+               param_type_name(spec.type) + ", found " + describe_node_type(node);
     for (const toml::node& element : *array) {
         std::string problem = read_scalar(element, element_type_of(spec.type), spec, out);
         if (!problem.empty()) {

@@ -2,6 +2,7 @@
 
 #include <fstream>
 #include <regex>
+#include <set>
 #include <sstream>
 
 #include <toml++/toml.h>
@@ -9,6 +10,7 @@
 #include "descriptor_check.h"
 #include "diagnostic.h"
 #include "install_layout.h"
+#include "logits_processor_factory.h"
 #include "parameter_schema.h"
 #include "plugin_library.h"
 #include "spelling_suggestion.h"
@@ -36,13 +38,31 @@ const cdz_param_spec sampling_specs[] = {
     {"temperature", CDZ_PARAM_FLOAT, "1.0", 1, 0, 100, nullptr, "softmax temperature; 0 is greedy"},
     {"top_k", CDZ_PARAM_INT, "0", 1, 0, 1e9, nullptr, "keep the k most likely tokens; 0 keeps all"},
     {"top_p", CDZ_PARAM_FLOAT, "1.0", 1, 1e-6, 1, nullptr, "keep the smallest set with this much mass; 1 keeps all"},
-    {"guidance_scale", CDZ_PARAM_FLOAT, "1.0", 1, 1, 20, nullptr,
-     "classifier-free guidance: logits = null-text + scale * (text - null-text), a second backbone pass per step "
-     "(a target trained with --text-dropout); 1 is off"},
-    {"max_phone_seconds", CDZ_PARAM_FLOAT, "0.0", 1, 0, 60, nullptr,
-     "with a phone-marker target: a phone that has lasted this long ends (the next marker or the end is forced); "
-     "0 is no limit"},
 };
+
+// Keys that left [sampling] for a logits processor, and where they went.
+const std::pair<const char*, const char*> moved_sampling_keys[] = {
+    {"guidance_scale",
+     "[logits] processors = [\"classifier_free_guidance\"] with [logits.classifier_free_guidance] scale"},
+    {"max_phone_seconds", "[logits] processors = [\"phone_markers\"] with [logits.phone_markers] max_phone_seconds"},
+};
+
+// The known processors' names, NULL-terminated, as a schema's choices.
+const char* const* logits_processor_names() {
+    static const std::vector<const char*> names = [] {
+        std::vector<const char*> list;
+        for (const auto& kind : logits_processor_kinds()) list.push_back(kind.name);
+        list.push_back(nullptr);
+        return list;
+    }();
+    return names.data();
+}
+
+std::vector<cdz_param_spec> logits_specs() {
+    return {{"processors", CDZ_PARAM_STRING_ARRAY, "[]", 0, 0, 0, logits_processor_names(),
+             "logits processors between the backbone's logits and sampling, applied in this order; each one's "
+             "parameters in [logits.NAME]"}};
+}
 
 std::vector<cdz_param_spec> specs_of(const cdz_param_spec* begin, const cdz_param_spec* end) {
     return std::vector<cdz_param_spec>(begin, end);
@@ -50,6 +70,12 @@ std::vector<cdz_param_spec> specs_of(const cdz_param_spec* begin, const cdz_para
 
 Diagnostic at(const std::string& file, const toml::source_region& region, std::string message) {
     return Diagnostic{file, region.begin.line, region.begin.column, std::move(message)};
+}
+
+std::string quoted_list(const std::vector<std::string>& names) {
+    std::string list;
+    for (const auto& name : names) list += (list.empty() ? "'" : ", '") + name + "'";
+    return list;
 }
 
 class PipelineParser {
@@ -70,6 +96,7 @@ public:
         check_top_level(document);
         read_pipeline_table(document);
         read_sampling_table(document);
+        read_logits_table(document);
         PluginCatalog catalog = PluginCatalog::scan(plugin_search_path(locations()), plugin_names(document));
         for (const auto& stage : pipeline_stage_kinds()) read_stage(document, stage, catalog);
         if (!diagnostics_.empty()) throw ValidationError(capped_diagnostics(diagnostics_, source_));
@@ -78,7 +105,7 @@ public:
 
 private:
     std::vector<std::string> table_names() const {
-        std::vector<std::string> names{"pipeline", "sampling"};
+        std::vector<std::string> names{"pipeline", "sampling", "logits"};
         for (const auto& stage : pipeline_stage_kinds()) names.push_back(stage.table);
         return names;
     }
@@ -104,8 +131,8 @@ private:
     }
 
     cdz_params validate_core_table(const toml::table& document, const char* name,
-                                   const std::vector<cdz_param_spec>& specs) {
-        SchemaContext context{"cadenza", std::string("[") + name + "]", source_, base_, {}};
+                                   const std::vector<cdz_param_spec>& specs, std::set<std::string> reserved = {}) {
+        SchemaContext context{"cadenza", std::string("[") + name + "]", source_, base_, std::move(reserved)};
         return validate_parameters(context, specs, table_or_empty(document, name), diagnostics_);
     }
 
@@ -159,15 +186,84 @@ private:
     }
 
     void read_sampling_table(const toml::table& document) {
-        cdz_params params = validate_core_table(document, "sampling",
-                                                specs_of(std::begin(sampling_specs), std::end(sampling_specs)));
+        std::set<std::string> moved;
+        for (const auto& [key, node] : table_or_empty(document, "sampling"))
+            for (const auto& [name, destination] : moved_sampling_keys)
+                if (key.str() == name) {
+                    diagnostics_.push_back(
+                        at(source_, key.source(), "'" + std::string(name) + "' moved: " + destination));
+                    moved.insert(name);
+                }
+        cdz_params params = validate_core_table(
+            document, "sampling", specs_of(std::begin(sampling_specs), std::end(sampling_specs)), moved);
         config_.sampling.struct_size = sizeof(cdz_sampling);
         config_.sampling.temperature = params.values.count("temperature") ? params.values["temperature"].number : 1.0;
         config_.sampling.top_k = params.values.count("top_k") ? params.values["top_k"].integer : 0;
         config_.sampling.top_p = params.values.count("top_p") ? params.values["top_p"].number : 1.0;
-        config_.guidance_scale = params.values.count("guidance_scale") ? params.values["guidance_scale"].number : 1.0;
-        config_.max_phone_seconds =
-            params.values.count("max_phone_seconds") ? params.values["max_phone_seconds"].number : 0.0;
+    }
+
+    // [logits] processors, and a [logits.NAME] table for each listed one
+    // (optional when its parameters all have defaults).
+    void read_logits_table(const toml::table& document) {
+        const toml::table& table = table_or_empty(document, "logits");
+        std::set<std::string> processor_tables;  // keys that are processors' tables, not parameters
+        for (const auto& [key, node] : table) {
+            const std::string name(key.str());
+            if (node.is_table() || find_logits_processor_kind(name)) processor_tables.insert(name);
+        }
+        cdz_params params = validate_core_table(document, "logits", logits_specs(), processor_tables);
+        std::set<std::string> listed;
+        const auto processors = params.values.find("processors");
+        if (processors == params.values.end()) return;  // an invalid list, reported
+        const toml::array* array = table["processors"].as_array();
+        for (size_t i = 0; i < processors->second.texts.size(); ++i) {
+            const std::string& name = processors->second.texts[i];
+            const toml::source_region& entry = array->get(i)->source();
+            if (!listed.insert(name).second) {
+                diagnostics_.push_back(at(source_, entry, "'" + name + "' is listed twice in [logits] processors"));
+                continue;
+            }
+            read_logits_processor(table, *find_logits_processor_kind(name), entry);
+        }
+        std::vector<std::string> known;
+        for (const auto& kind : logits_processor_kinds()) known.push_back(kind.name);
+        for (const auto& [key, node] : table) {
+            const std::string name(key.str());
+            if (!processor_tables.count(name) || listed.count(name)) continue;
+            if (!find_logits_processor_kind(name))
+                diagnostics_.push_back(at(source_, key.source(),
+                                          "unknown logits processor [logits." + name + "]; known: " +
+                                              quoted_list(known) + did_you_mean(name, known)));
+            else
+                diagnostics_.push_back(at(source_, key.source(),
+                                          "[logits." + name + "] is for a processor that [logits] processors does "
+                                          "not list; add \"" + name + "\" there or remove the table"));
+        }
+    }
+
+    // `entry`: where the list names it, for the problems of a table that is
+    // not there.
+    void read_logits_processor(const toml::table& logits, const LogitsProcessorKind& kind,
+                               const toml::source_region& entry) {
+        static const toml::table empty;
+        const std::string table_name = std::string("[logits.") + kind.name + "]";
+        const toml::node* node = logits.get(kind.name);
+        if (node && !node->is_table()) {
+            diagnostics_.push_back(at(source_, node->source(), "'" + std::string(kind.name) + "' must be a table (" +
+                                                                   table_name + ")"));
+            return;
+        }
+        const toml::table* table = node ? node->as_table() : nullptr;
+        SchemaContext context{"cadenza", table_name, source_, base_, {}};
+        std::vector<Diagnostic> found;
+        cdz_params params = validate_parameters(context, kind.parameters(), table ? *table : empty, found);
+        if (!table)
+            for (Diagnostic& diagnostic : found) {
+                diagnostic.line = entry.begin.line;
+                diagnostic.column = entry.begin.column;
+            }
+        diagnostics_.insert(diagnostics_.end(), found.begin(), found.end());
+        config_.logits_processors.push_back({kind.name, std::move(params)});
     }
 
     // The plugins the stages name, so that the search stops where all are found.
@@ -268,8 +364,14 @@ std::string PipelineConfig::to_toml() const {
     out << "temperature = " << toml_float_literal(sampling.temperature) << '\n';
     out << "top_k = " << sampling.top_k << '\n';
     out << "top_p = " << toml_float_literal(sampling.top_p) << '\n';
-    out << "guidance_scale = " << toml_float_literal(guidance_scale) << '\n';
-    out << "max_phone_seconds = " << toml_float_literal(max_phone_seconds) << '\n';
+    out << "\n[logits]\nprocessors = [";
+    for (size_t i = 0; i < logits_processors.size(); ++i)
+        out << (i ? ", " : "") << toml_string_literal(logits_processors[i].name);
+    out << "]\n";
+    for (const auto& processor : logits_processors) {
+        out << "\n[logits." << processor.name << "]\n";
+        write_parameters(out, processor.params, find_logits_processor_kind(processor.name)->parameters());
+    }
     for (const auto& stage : stages) {
         out << "\n[" << stage.table << "]\n";
         out << "plugin = " << toml_string_literal(stage.plugin.descriptor->name) << "  # "

@@ -1,5 +1,6 @@
-// A pipeline file, parsed and validated: [pipeline], [sampling] and one table
-// per stage naming its plugin. Every problem is reported in one pass as
+// A pipeline file, parsed and validated: [pipeline], [sampling], [logits]
+// (the logits processors and their tables) and one table per stage naming
+// its plugin. Every problem is reported in one pass as
 // "file:line:column: message".
 #pragma once
 
@@ -21,6 +22,11 @@ struct StageConfig {
     std::shared_ptr<cdz_params> params;
 };
 
+struct LogitsProcessorConfig {
+    std::string name;   // as [logits] processors lists it
+    cdz_params params;  // its [logits.NAME] table, defaults filled in
+};
+
 struct PipelineConfig {
     std::string source;                     // the file, or the name given to a string
     std::filesystem::path base_directory;   // relative paths start here
@@ -32,8 +38,7 @@ struct PipelineConfig {
     std::filesystem::path voice_prompt;     // empty: none
     bool codec_thread = true;               // streamed audio decodes on a thread beside the loop
     cdz_sampling sampling{};
-    double guidance_scale = 1.0;            // classifier-free guidance on the text; 1: off
-    double max_phone_seconds = 0.0;         // a phone marker's phone ends by force after this; 0: no limit
+    std::vector<LogitsProcessorConfig> logits_processors;  // in the order they apply
     std::vector<StageConfig> stages;        // in the order frontend, codec, backbone, draft, acceptor
 
     const StageConfig* stage(const std::string& table) const;

@@ -171,6 +171,11 @@ JSON
 [sampling]
 temperature = 0.7
 top_p = 0.9
+
+[logits]
+processors = ["phone_markers"]
+
+[logits.phone_markers]
 max_phone_seconds = 0.5
 TOML
       } > "$work/target-gate.toml"

@@ -34,6 +34,7 @@ std::string SpeechTokenLayout::to_json() const {
     j["audio_start_token"] = audio_start_token;
     j["end_token"] = end_token;
     if (phone_markers) j["phone_markers"] = true;
+    if (text_pad_id >= 0) j["text_pad_id"] = text_pad_id;
     j["vocab_size"] = vocab_size();
     return j.dump(2);
 }
@@ -49,6 +50,7 @@ SpeechTokenLayout SpeechTokenLayout::from_json(const std::string& text, const st
         layout.audio_start_token = j.at("audio_start_token").get<int64_t>();
         layout.end_token = j.at("end_token").get<int64_t>();
         layout.phone_markers = j.value("phone_markers", false);
+        layout.text_pad_id = j.value("text_pad_id", int64_t{-1});
         return layout;
     } catch (const nlohmann::json::exception& error) {
         throw std::runtime_error(where + ": token layout: " + error.what());

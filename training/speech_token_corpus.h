@@ -22,6 +22,9 @@ struct SpeechTokenLayout {
     int64_t audio_start_token = 0;
     int64_t end_token = 0;
     bool phone_markers = false;  // text ids also appear among the target's codes (PhoneMarker)
+    // The frontend's <pad> (a frontend id), which text dropout's null text is
+    // made of; -1: not recorded (a layout written before the key).
+    int64_t text_pad_id = -1;
     int64_t vocab_size() const;
 
     // Text ids first, then codes, then the audio start and end tokens.

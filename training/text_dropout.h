@@ -1,11 +1,12 @@
 // Text dropout, the training half of classifier-free guidance for a
 // decoder-only TTS target (as in Koel-TTS): the text of a fraction of the
 // training sequences is replaced by the null text, its <bos> and <eos> kept
-// and every symbol between them turned into the frontend's <pad> (text id
-// 0), so that one model learns both p(codes | text) and p(codes | no text).
-// At synthesis the engine runs both and extrapolates away from the second
-// (`guidance_scale` in a pipeline's [sampling]), which makes the output
-// follow the text more than the history of codes.
+// and every symbol between them turned into the frontend's <pad>
+// (core/null_text.h, shared with synthesis), so that one model learns both
+// p(codes | text) and p(codes | no text). At synthesis the engine runs both
+// and extrapolates away from the second (the classifier_free_guidance logits
+// processor of a pipeline's [logits]), which makes the output follow the
+// text more than the history of codes.
 // Training batches only; held-out evaluation sees the real text.
 #pragma once
 
@@ -14,6 +15,7 @@
 #include <ATen/ATen.h>
 
 #include "batch_sampler.h"
+#include "null_text.h"
 
 namespace cadenza::training {
 
@@ -22,9 +24,10 @@ struct TextDropout {
     int64_t text_offset = 0;  // the text's token ids: [text_offset, text_offset + text_count)
     int64_t text_count = 0;
     uint64_t seed = 0;
+    int64_t pad_id = 0;  // the frontend's <pad>, a frontend id (layout.json's text_pad_id)
 
     bool enabled() const { return rate > 0; }
-    int64_t null_symbol() const { return text_offset; }  // the frontend's <pad>
+    int64_t null_symbol() const { return null_text_pad(text_offset, pad_id); }
 };
 
 // `inputs` ([B, T], the batch's inputs or a noisy copy of them) with the text

@@ -204,7 +204,12 @@ TrainResult run_language_model_job(const LanguageModelJob& job, std::ostream& ou
         dropout.text_offset = layout.text_token_offset;
         dropout.text_count = layout.text_token_count;
         dropout.seed = derive_seed(job.options.seed, 0x74657874ull);  // "text"
-        out << "text dropout: " << dropout.rate * 100 << "% of the training texts replaced by the null text\n"
+        // Layouts older than text_pad_id: 0 is the <pad> of every vocabulary
+        // cadenza ships (models/frontend/*.vocab).
+        dropout.pad_id = layout.text_pad_id >= 0 ? layout.text_pad_id : 0;
+        out << "text dropout: " << dropout.rate * 100 << "% of the training texts replaced by the null text (<pad>: "
+            << "text id " << dropout.pad_id
+            << (layout.text_pad_id >= 0 ? "" : ", as the layout records no text_pad_id") << ")\n"
             << std::flush;
         task.set_text_dropout(dropout);
     }

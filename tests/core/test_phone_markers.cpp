@@ -1,6 +1,7 @@
 // A backbone with phone markers emits text ids among its audio tokens (the
 // phone it speaks next); the engine lets it, passes over them when it
-// collects frames, and bounds them. On the test doubles.
+// collects frames, and bounds them. The phone_markers logits processor makes
+// them follow the text. On the test doubles.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -22,27 +23,45 @@ struct Synthesis {
     size_t frames() const { return static_cast<size_t>(std::lround(stats.audio_seconds * 50.0)); }
 };
 
-std::unique_ptr<Engine> marker_engine(bool phone_markers, int end_after, double seconds = 4.0, bool speculative = false,
-                                      double temperature = 1.0, double max_phone_seconds = 0.0) {
+struct Options {
+    bool phone_markers = true;  // the backbone places markers
+    bool rule = true;           // [logits] processors = ["phone_markers"]
+    int end_after = 40;
+    double seconds = 4.0;
+    bool speculative = false;
+    double temperature = 1.0;
+    double max_phone_seconds = 0.0;
+};
+
+Options markers(int end_after, double seconds = 4.0) {
+    Options options;
+    options.end_after = end_after;
+    options.seconds = seconds;
+    return options;
+}
+
+std::unique_ptr<Engine> marker_engine(const Options& o) {
+    const std::string end_after = std::to_string(o.end_after);
     const std::string pipeline =
-        "[pipeline]\nseed = 3\nmax_audio_seconds = " + std::to_string(seconds) + "\n"
-        "[sampling]\ntemperature = " + std::to_string(temperature) +
-        "\nmax_phone_seconds = " + std::to_string(max_phone_seconds) + "\n"
+        "[pipeline]\nseed = 3\nmax_audio_seconds = " + std::to_string(o.seconds) + "\n"
+        "[sampling]\ntemperature = " + std::to_string(o.temperature) + "\n" +
+        (o.rule ? "[logits]\nprocessors = [\"phone_markers\"]\n[logits.phone_markers]\nmax_phone_seconds = " +
+                      std::to_string(o.max_phone_seconds) + "\n"
+                : std::string()) +
         "[frontend]\nplugin = \"frontend.chars\"\nvocabulary = \"models/frontend/english_chars.vocab\"\n"
         "[codec]\nplugin = \"test.tone_codec\"\n"
         "[backbone]\nplugin = \"test.markov_backbone\"\ntext_tokens = 80\naudio_tokens = 32\nend_after = " +
-        std::to_string(end_after) + "\nphone_markers = " + (phone_markers ? "true" : "false") + "\n" +
-        (speculative ? "[draft]\nplugin = \"test.markov_drafter\"\ntext_tokens = 80\naudio_tokens = 32\n"
-                       "phone_markers = true\nend_after = " + std::to_string(end_after) +
-                           "\nnoise = 0.5\ndepth = 3\nbranching = 2\n[acceptor]\nplugin = \"acceptor.exact\"\n"
-                     : std::string());
+        end_after + "\nphone_markers = " + (o.phone_markers ? "true" : "false") + "\n" +
+        (o.speculative ? "[draft]\nplugin = \"test.markov_drafter\"\ntext_tokens = 80\naudio_tokens = 32\n"
+                         "phone_markers = true\nend_after = " + end_after +
+                             "\nnoise = 0.5\ndepth = 3\nbranching = 2\n[acceptor]\nplugin = \"acceptor.exact\"\n"
+                       : std::string());
     return std::make_unique<Engine>(load_pipeline_config_string(pipeline, "markers.toml", test::source_dir(),
                                                                 {{test::test_plugin_dir("doubles"), "test", true}}));
 }
 
-Synthesis synthesize(bool phone_markers, int end_after, double seconds = 4.0, bool speculative = false,
-                     double temperature = 1.0, double max_phone_seconds = 0.0) {
-    const auto engine = marker_engine(phone_markers, end_after, seconds, speculative, temperature, max_phone_seconds);
+Synthesis synthesize(const Options& options) {
+    const auto engine = marker_engine(options);
     SynthesisRequest request;
     request.text = "Marked phones.";
     Synthesis result;
@@ -50,18 +69,6 @@ Synthesis synthesize(bool phone_markers, int end_after, double seconds = 4.0, bo
     result.audio = engine->synthesize(request);
     result.stats = engine->stats();
     return result;
-}
-
-TEST(PhoneMarkers, AreEmittedAmongTheAudioAndCarryNoAudio) {
-    const Synthesis marked = synthesize(true, 40);
-    ASSERT_FALSE(marked.audio.empty());
-    EXPECT_EQ(marked.audio.size(), marked.frames() * 320);  // the tone codec: 320 samples per frame
-    // Every emitted token but the end is a frame or a marker.
-    EXPECT_GT(marked.stats.tokens_generated(), static_cast<int64_t>(marked.frames()) + 1);
-    EXPECT_EQ(synthesize(true, 40).audio, marked.audio);  // a seed repeats
-
-    const Synthesis plain = synthesize(false, 40);
-    EXPECT_EQ(plain.stats.tokens_generated(), static_cast<int64_t>(plain.frames()) + 1);  // frames and the end
 }
 
 // The markers emitted, in order.
@@ -72,27 +79,57 @@ std::vector<int32_t> markers_of(const Synthesis& synthesis) {
     return markers;
 }
 
+// frontend.chars: "Marked phones." is <bos> m a r k e d <space> p h o n e s . <eos>.
+const std::vector<int32_t> text_phones = {17, 5, 22, 15, 9, 8, 4, 20, 12, 19, 18, 9, 23, 42};
+
+TEST(PhoneMarkers, AreEmittedAmongTheAudioAndCarryNoAudio) {
+    const Synthesis marked = synthesize(markers(40));
+    ASSERT_FALSE(marked.audio.empty());
+    EXPECT_EQ(marked.audio.size(), marked.frames() * 320);  // the tone codec: 320 samples per frame
+    // Every emitted token but the end is a frame or a marker.
+    EXPECT_GT(marked.stats.tokens_generated(), static_cast<int64_t>(marked.frames()) + 1);
+    EXPECT_EQ(synthesize(markers(40)).audio, marked.audio);  // a seed repeats
+
+    Options plain_backbone = markers(40);
+    plain_backbone.phone_markers = plain_backbone.rule = false;
+    const Synthesis plain = synthesize(plain_backbone);
+    EXPECT_EQ(plain.stats.tokens_generated(), static_cast<int64_t>(plain.frames()) + 1);  // frames and the end
+}
+
 TEST(PhoneMarkers, FollowTheTextInOrder) {
-    // frontend.chars: "Marked phones." is <bos> m a r k e d <space> p h o n e s . <eos>; the
-    // double, left to itself, would emit text ids at random.
-    // One text id of 80 is allowed at a time, so markers are rare: a long synthesis.
-    const Synthesis marked = synthesize(true, 300, 8.0);
-    const std::vector<int32_t> markers = markers_of(marked);
-    ASSERT_GE(markers.size(), 3u);
-    const std::vector<int32_t> text = {17, 5, 22, 15, 9, 8, 4, 20, 12, 19, 18, 9, 23, 42};
-    ASSERT_LE(markers.size(), text.size());
-    EXPECT_EQ(markers, std::vector<int32_t>(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(markers.size())));
+    // The double, left to itself, would emit text ids at random. One text id
+    // of 80 is allowed at a time, so markers are rare: a long synthesis.
+    const Synthesis marked = synthesize(markers(300, 8.0));
+    const std::vector<int32_t> emitted = markers_of(marked);
+    ASSERT_GE(emitted.size(), 3u);
+    ASSERT_LE(emitted.size(), text_phones.size());
+    EXPECT_EQ(emitted,
+              std::vector<int32_t>(text_phones.begin(), text_phones.begin() + static_cast<std::ptrdiff_t>(emitted.size())));
     // Greedy speculative decoding with exact acceptance emits what greedy
     // decoding emits: the drafts' wrong markers are rejected.
-    const Synthesis greedy = synthesize(true, 300, 8.0, false, 0.0);
+    Options greedy_options = markers(300, 8.0);
+    greedy_options.temperature = 0.0;
+    const Synthesis greedy = synthesize(greedy_options);
     EXPECT_GE(markers_of(greedy).size(), 2u);
-    EXPECT_EQ(synthesize(true, 300, 8.0, true, 0.0).tokens, greedy.tokens);
+    greedy_options.speculative = true;
+    EXPECT_EQ(synthesize(greedy_options).tokens, greedy.tokens);
+}
+
+TEST(PhoneMarkers, WithoutTheRuleGoWhereTheTargetPutsThem) {
+    // The same backbone without the processor: markers come far more often,
+    // and not in the text's order.
+    Options free_markers = markers(300, 8.0);
+    free_markers.rule = false;
+    const std::vector<int32_t> emitted = markers_of(synthesize(free_markers));
+    ASSERT_GT(emitted.size(), text_phones.size());
+    EXPECT_NE(std::vector<int32_t>(emitted.begin(), emitted.begin() + static_cast<std::ptrdiff_t>(text_phones.size())),
+              text_phones);
 }
 
 TEST(PhoneMarkers, AreBoundedByTheText) {
     // A model that never ends: the frames stop at max_audio_seconds, the
     // markers at one per text symbol plus 16.
-    const Synthesis endless = synthesize(true, 100000, 1.0);
+    const Synthesis endless = synthesize(markers(100000, 1.0));
     EXPECT_LE(endless.frames(), 50u);
     const int64_t text_ids = 14 + 2;  // "Marked phones." with <bos> and <eos>
     EXPECT_LE(endless.stats.tokens_generated(), 50 + text_ids + 16);
@@ -103,27 +140,35 @@ TEST(PhoneMarkers, APhoneEndsAfterMaxPhoneSeconds) {
     // most 0.1 s (5 frames) every phone of the text is spoken, then the end
     // is forced; without the limit the frames run to max_audio_seconds.
     for (const bool speculative : {false, true}) {
-        const Synthesis limited = synthesize(true, 100000, 8.0, speculative, 1.0, 0.1);
-        const std::vector<int32_t> text = {17, 5, 22, 15, 9, 8, 4, 20, 12, 19, 18, 9, 23, 42};
-        EXPECT_EQ(markers_of(limited), text);
+        Options options = markers(100000, 8.0);
+        options.speculative = speculative;
+        options.max_phone_seconds = 0.1;
+        const Synthesis limited = synthesize(options);
+        EXPECT_EQ(markers_of(limited), text_phones);
         int longest = 0, run = 0;
         for (int32_t token : limited.tokens) {
             run = token < 80 ? 0 : run + 1;
             longest = std::max(longest, run);
         }
         EXPECT_LE(longest, 5 + 1);  // the last run holds the end token
-        EXPECT_LE(limited.frames(), (text.size() + 1) * 5);
+        EXPECT_LE(limited.frames(), (text_phones.size() + 1) * 5);
     }
-    EXPECT_EQ(synthesize(true, 100000, 2.0).frames(), 100u);
+    EXPECT_EQ(synthesize(markers(100000, 2.0)).frames(), 100u);
 }
 
-TEST(PhoneMarkers, MaxPhoneSecondsNeedsAPhoneMarkerBackbone) {
+TEST(PhoneMarkers, TheRuleNeedsAPhoneMarkerBackbone) {
+    Options options = markers(40);
+    options.phone_markers = false;
     try {
-        synthesize(false, 40, 4.0, false, 1.0, 0.3);
+        marker_engine(options);
         FAIL() << "expected a configuration error";
     } catch (const Error& e) {
         EXPECT_EQ(e.code(), CDZ_STATUS_INVALID_CONFIG);
-        EXPECT_NE(std::string(e.what()).find("max_phone_seconds"), std::string::npos) << e.what();
+        const std::string message = e.what();
+        EXPECT_NE(message.find("markers.toml: [logits] phone_markers needs a backbone with phone markers"),
+                  std::string::npos)
+            << message;
+        EXPECT_NE(message.find("test.markov_backbone"), std::string::npos) << message;
     }
 }
 
@@ -131,8 +176,10 @@ TEST(PhoneMarkers, MaxPhoneSecondsNeedsAPhoneMarkerBackbone) {
 // synthesis of the same text samples (same loop, markers and seed use).
 TEST(ContinuePrompt, SamplesWhatASynthesisOfTheSameTextSamples) {
     for (const bool speculative : {false, true}) {
-        const Synthesis synthesis = synthesize(true, 60, 4.0, speculative);
-        const auto engine = marker_engine(true, 60, 4.0, speculative);
+        Options options = markers(60);
+        options.speculative = speculative;
+        const Synthesis synthesis = synthesize(options);
+        const auto engine = marker_engine(options);
         std::vector<int32_t> prompt = engine->text_ids("Marked phones.");  // text offset 0
         const int32_t start = engine->backbone_info().audio_start_token;
         if (start >= 0) prompt.push_back(start);
@@ -142,7 +189,7 @@ TEST(ContinuePrompt, SamplesWhatASynthesisOfTheSameTextSamples) {
 }
 
 TEST(ContinuePrompt, APromptOutsideTheLayoutIsAnError) {
-    const auto engine = marker_engine(true, 60);
+    const auto engine = marker_engine(markers(60));
     EXPECT_THROW(engine->continue_prompt({}, 3, 4.0), Error);
     try {
         engine->continue_prompt({17, 5, 95}, 3, 4.0);  // 95: an audio token among the text

@@ -63,7 +63,9 @@ TEST(PipelineValidation, AValidPipelineResolvesWithDefaults) {
 }
 
 TEST(PipelineValidation, TheResolvedPipelineParsesAgainToTheSameValues) {
-    const auto config = load(std::string(acceptor_table) + "max_accept = 3\n[sampling]\ntemperature = 0\n");
+    const auto config = load(std::string(acceptor_table) + "max_accept = 3\n[sampling]\ntemperature = 0\n"
+                             "[logits]\nprocessors = [\"classifier_free_guidance\", \"phone_markers\"]\n"
+                             "[logits.classifier_free_guidance]\nscale = 1.5\n");
     // Without the first line (its source) and the default markers, the text is a fixed point.
     auto body = [](std::string text) {
         text = text.substr(text.find('\n'));
@@ -139,6 +141,75 @@ TEST(PipelineValidation, PipelineAndSamplingTablesAreValidatedToo) {
     EXPECT_TRUE(has_error(errors, 3, 8, "'seed': value -1 is out of range"));
     EXPECT_TRUE(has_error(errors, 5, 9, "'top_p': value 1.5 is out of range"));
     EXPECT_TRUE(has_error(errors, 6, 1, "unknown key 'topk' in [sampling] for 'cadenza' (did you mean 'top_k'?)"));
+}
+
+TEST(PipelineValidation, TheLogitsProcessorsAreReadInTheirOrder) {
+    const auto config = load("[logits]\nprocessors = [\"phone_markers\", \"classifier_free_guidance\"]\n"
+                             "[logits.classifier_free_guidance]\nscale = 2\n");
+    ASSERT_EQ(config.logits_processors.size(), 2u);
+    EXPECT_EQ(config.logits_processors[0].name, "phone_markers");
+    EXPECT_DOUBLE_EQ(config.logits_processors[0].params.values.at("max_phone_seconds").number, 0.0);  // default
+    EXPECT_EQ(config.logits_processors[1].name, "classifier_free_guidance");
+    EXPECT_DOUBLE_EQ(config.logits_processors[1].params.values.at("scale").number, 2.0);
+    const std::string resolved = config.to_toml();
+    EXPECT_NE(resolved.find("[logits]\nprocessors = [\"phone_markers\", \"classifier_free_guidance\"]\n\n"
+                            "[logits.phone_markers]\nmax_phone_seconds = 0.0  # default\n\n"
+                            "[logits.classifier_free_guidance]\nscale = 2.0\n"),
+              std::string::npos)
+        << resolved;
+    EXPECT_TRUE(load("").logits_processors.empty());
+    EXPECT_NE(load("").to_toml().find("[logits]\nprocessors = []\n"), std::string::npos);
+}
+
+TEST(PipelineValidation, AnUnknownLogitsProcessorIsReportedWithTheKnownOnes) {
+    const auto errors = errors_of("[logits]\nprocessors = [\"phone_markers\", \"phone_marker\"]\n");
+    ASSERT_EQ(errors.size(), 1u);
+    EXPECT_TRUE(has_error(errors, 2, 32, "'processors': element: 'phone_marker' is not one of "
+                                         "'classifier_free_guidance', 'phone_markers' (did you mean 'phone_markers'?)"));
+}
+
+TEST(PipelineValidation, AProcessorsTableMustBelongToAListedProcessor) {
+    const auto errors = errors_of("[logits]\nprocessors = [\"phone_markers\"]\n"
+                                  "[logits.classifier_free_guidance]\nscale = 2\n"
+                                  "[logits.phone_marks]\nmax_phone_seconds = 0.5\n");
+    ASSERT_EQ(errors.size(), 2u);
+    EXPECT_TRUE(has_error(errors, 3, 9, "[logits.classifier_free_guidance] is for a processor that [logits] "
+                                        "processors does not list; add \"classifier_free_guidance\" there or remove "
+                                        "the table"));
+    EXPECT_TRUE(has_error(errors, 5, 9, "unknown logits processor [logits.phone_marks]; known: "
+                                        "'classifier_free_guidance', 'phone_markers' (did you mean 'phone_markers'?)"));
+}
+
+TEST(PipelineValidation, TheOldSamplingKeysSayWhereTheyMoved) {
+    const auto errors = errors_of("[sampling]\ntemperature = 0.7\nmax_phone_seconds = 0.5\nguidance_scale = 2\n");
+    ASSERT_EQ(errors.size(), 2u);
+    EXPECT_TRUE(has_error(errors, 3, 1, "'max_phone_seconds' moved: [logits] processors = [\"phone_markers\"] with "
+                                        "[logits.phone_markers] max_phone_seconds"));
+    EXPECT_TRUE(has_error(errors, 4, 1, "'guidance_scale' moved: [logits] processors = "
+                                        "[\"classifier_free_guidance\"] with [logits.classifier_free_guidance] scale"));
+}
+
+TEST(PipelineValidation, LogitsTablesAreTypeChecked) {
+    const auto errors = errors_of("[logits]\nprocessors = \"phone_markers\"\n");
+    ASSERT_EQ(errors.size(), 1u);
+    EXPECT_TRUE(has_error(errors, 2, 14, "'processors': expected a string array, found a string"));
+
+    const auto more = errors_of("[logits]\nprocessors = [\"phone_markers\", \"classifier_free_guidance\", "
+                                "\"phone_markers\"]\nlimit = 3\n[logits.phone_markers]\nmax_phone_seconds = "
+                                "\"long\"\n[logits.classifier_free_guidance]\nscale = 21\nscael = 2\n");
+    ASSERT_EQ(more.size(), 5u);
+    EXPECT_TRUE(has_error(more, 2, 60, "'phone_markers' is listed twice in [logits] processors"));
+    EXPECT_TRUE(has_error(more, 3, 1, "unknown key 'limit' in [logits] for 'cadenza'"));
+    EXPECT_TRUE(has_error(more, 5, 21, "'max_phone_seconds': expected a float, found a string"));
+    EXPECT_TRUE(has_error(more, 7, 9, "'scale': value 21 is out of range [1, 20]"));
+    EXPECT_TRUE(has_error(more, 8, 1, "unknown key 'scael' in [logits.classifier_free_guidance] for 'cadenza' "
+                                      "(did you mean 'scale'?)"));
+
+    const auto not_a_table = errors_of("[logits]\nprocessors = [\"phone_markers\"]\nphone_markers = 0.5\n");
+    ASSERT_EQ(not_a_table.size(), 1u);
+    EXPECT_TRUE(has_error(not_a_table, 3, 17, "'phone_markers' must be a table ([logits.phone_markers])"));
+    const auto logits_not_a_table = errors_of("logits = 3\n");
+    EXPECT_TRUE(has_error(logits_not_a_table, 1, 10, "'logits' must be a table ([logits])"));
 }
 
 TEST(PipelineValidation, ACudaDeviceIsAccepted) {

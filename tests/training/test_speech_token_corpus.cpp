@@ -65,6 +65,11 @@ TEST(SpeechTokenCorpus, SequencesFollowTheLayout) {
     EXPECT_EQ(s.tokens[s.prompt_length], 10 + u.codes[0]);
     const auto round_trip = SpeechTokenLayout::from_json(layout.to_json(), "test");
     EXPECT_EQ(round_trip.end_token, layout.end_token);
+    EXPECT_EQ(round_trip.text_pad_id, -1);  // not recorded
+    auto padded = layout;
+    padded.text_pad_id = 3;
+    EXPECT_NE(padded.to_json().find("\"text_pad_id\": 3"), std::string::npos) << padded.to_json();
+    EXPECT_EQ(SpeechTokenLayout::from_json(padded.to_json(), "test").text_pad_id, 3);
 }
 
 TEST(SpeechTokenCorpus, PhoneMarkersGoBeforeTheFirstFrameOfTheirPhone) {

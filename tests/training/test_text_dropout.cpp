@@ -1,7 +1,7 @@
 // Text dropout for classifier-free guidance: whole texts are nulled (their
-// <bos> and <eos> kept, the symbols between them <pad>), nothing else
-// changes, about the asked fraction of texts is dropped, and the draw
-// repeats for the same batch and seed.
+// <bos> and <eos> kept, the symbols between them the frontend's <pad>),
+// nothing else changes, about the asked fraction of texts is dropped, and the
+// draw repeats for the same batch and seed.
 #include <gtest/gtest.h>
 
 #include "batch_sampler.h"
@@ -11,8 +11,9 @@
 namespace cadenza::training {
 namespace {
 
-TextDropout dropout_of(double rate, uint64_t seed) {
+TextDropout dropout_of(double rate, uint64_t seed, int64_t pad_id = 0) {
     TextDropout dropout;
+    dropout.pad_id = pad_id;
     dropout.rate = rate;
     dropout.text_offset = 0;
     dropout.text_count = 10;
@@ -48,6 +49,24 @@ TEST(TextDropout, NullsWholeTextsAtTheAskedRate) {
     }
     EXPECT_GE(nulled_rows, 12);  // 40% of 64 rows: 25.6, sd 3.9
     EXPECT_LE(nulled_rows, 40);
+}
+
+TEST(TextDropout, TheNullTextIsTheFrontendsPad) {
+    std::vector<TokenSequence> corpus;
+    for (int32_t i = 0; i < 16; ++i) corpus.push_back(tiny_speech_sequence(i));
+    std::vector<const TokenSequence*> sequences;
+    for (const TokenSequence& sequence : corpus) sequences.push_back(&sequence);
+    const Batch batch = BatchSampler(sequences, 64, 512, 1).at_step(0);
+    const at::Tensor clean = batch.inputs();
+    const at::Tensor at_zero = drop_text(clean, batch, dropout_of(0.4, 1));
+    const at::Tensor at_seven = drop_text(clean, batch, dropout_of(0.4, 1, 7));  // the same draw, <pad> = 7
+    int64_t nulled_rows = 0;
+    for (int64_t r = 0; r < clean.size(0); ++r) {
+        if (at_zero[r].equal(clean[r])) continue;
+        EXPECT_TRUE(at_seven[r].slice(0, 1, 5).eq(7).all().item<bool>()) << "row " << r;
+        ++nulled_rows;
+    }
+    EXPECT_GT(nulled_rows, 0);
 }
 
 }  // namespace

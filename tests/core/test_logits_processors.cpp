@@ -1,0 +1,201 @@
+// The logits-processor stage: the chain forwards every call to its
+// processors in the pipeline's order, the phone-marker rule on its own
+// rewrites rows as ELLA-V's inference asks, and on the test doubles the
+// order of a chain changes what greedy decoding emits.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <memory>
+
+#include "../doubles/recording_logits_processor.h"
+#include "engine.h"
+#include "engine_stages.h"
+#include "error.h"
+#include "logits_processor.h"
+#include "logits_processor_factory.h"
+#include "phone_marker_rule.h"
+#include "pipeline_config.h"
+#include "status_object.h"
+#include "test_fixtures.h"
+
+namespace cadenza {
+namespace {
+
+TEST(LogitsProcessorChain, AppliesItsProcessorsInOrder) {
+    std::vector<std::string> log;
+    auto chain_of = [&](bool doubling_first) {
+        LogitsProcessorChain chain;
+        auto doubling = std::make_unique<test::RecordingLogitsProcessor>("double", log, 2.0f, 0.0f);
+        auto shifting = std::make_unique<test::RecordingLogitsProcessor>("shift", log, 1.0f, 1.0f);
+        if (doubling_first) {
+            chain.add(std::move(doubling));
+            chain.add(std::move(shifting));
+        } else {
+            chain.add(std::move(shifting));
+            chain.add(std::move(doubling));
+        }
+        return chain;
+    };
+    const int32_t tokens[] = {4, 5}, parents[] = {-1, 0};
+    const cdz_token_tree draft{sizeof(cdz_token_tree), 1, 1, tokens, parents};
+    std::vector<float> logits = {1, 2, 3, 4};  // 2 rows of 2
+
+    LogitsProcessorChain doubling_first = chain_of(true);
+    doubling_first.apply(logits.data(), 2, &draft);
+    EXPECT_EQ(logits, (std::vector<float>{3, 5, 7, 9}));  // (x * 2) + 1
+    logits = {1, 2, 3, 4};
+    LogitsProcessorChain shifting_first = chain_of(false);
+    shifting_first.apply(logits.data(), 2, &draft);
+    EXPECT_EQ(logits, (std::vector<float>{4, 6, 8, 10}));  // (x + 1) * 2
+
+    log.clear();
+    const cdz_token_tree tree{sizeof(cdz_token_tree), 2, 1, tokens, parents};
+    doubling_first.start({1, 2, 3}, 64);
+    doubling_first.evaluate(tree, 1, true);
+    doubling_first.apply(logits.data(), 2, nullptr);
+    const int32_t path[] = {0, 1};
+    doubling_first.commit(path, 2);
+    doubling_first.append(tokens, 2);
+    EXPECT_EQ(log, (std::vector<std::string>{"double.start 3 64", "shift.start 3 64", "double.evaluate 2 1 logits",
+                                             "shift.evaluate 2 1 logits", "double.apply 1", "shift.apply 1",
+                                             "double.commit 2 last 1", "shift.commit 2 last 1",
+                                             "double.append 2 last 5", "shift.append 2 last 5"}));
+}
+
+// A backbone with text ids 0..3 (the phones), codes 4..6, end 7 and audio
+// start 8, at 10 frames per second.
+struct MarkerStages {
+    EngineStages stages;
+    MarkerStages() {
+        cdz_backbone_info& b = stages.backbone_info;
+        b.vocab_size = 9;
+        b.text_token_offset = 0;
+        b.text_token_count = 4;
+        b.audio_token_offset = 4;
+        b.audio_token_count = 3;
+        b.end_token = 7;
+        b.audio_start_token = 8;
+        b.phone_markers = 1;
+        stages.codec_info.frame_rate = 10.0;
+    }
+};
+
+cdz_params max_phone_seconds(double seconds) {
+    cdz_params params;
+    ParameterValue value;
+    value.type = CDZ_PARAM_FLOAT;
+    value.number = seconds;
+    params.values["max_phone_seconds"] = value;
+    return params;
+}
+
+constexpr float masked = -std::numeric_limits<float>::infinity();
+
+TEST(PhoneMarkerRule, GivesTheTextMassToTheNextPhoneOfEachRow) {
+    MarkerStages s;
+    PhoneMarkerRule rule(s.stages, max_phone_seconds(0.2), "rule.toml");  // 2 frames
+    rule.start({2, 0, 3, 8}, 32);                                           // phones 2, 0, 3
+    // Draft: marker 2, then codes 4 and 5 under it.
+    const int32_t tokens[] = {2, 4, 5}, parents[] = {-1, 0, 1};
+    const cdz_token_tree draft{sizeof(cdz_token_tree), 3, 1, tokens, parents};
+    std::vector<float> logits;
+    for (int row = 0; row < 4; ++row)
+        for (float logit : {1.0f, 2.0f, 3.0f, 4.0f, 0.5f, 0.5f, 0.5f, 0.0f, 0.0f}) logits.push_back(logit);
+    rule.apply(logits.data(), 9, &draft);
+    const float text_mass = std::log(std::exp(1.0f) + std::exp(2.0f) + std::exp(3.0f) + std::exp(4.0f));
+    auto row = [&](int r) { return std::vector<float>(logits.begin() + r * 9, logits.begin() + (r + 1) * 9); };
+    // Row 0 (after the prompt): phone 2 next. Row 1 (after marker 2): phone 0.
+    EXPECT_EQ(row(0)[0], masked);
+    EXPECT_EQ(row(0)[1], masked);
+    EXPECT_NEAR(row(0)[2], text_mass, 1e-5);
+    EXPECT_EQ(row(0)[3], masked);
+    EXPECT_NEAR(row(1)[0], text_mass, 1e-5);
+    EXPECT_EQ(row(1)[2], masked);
+    EXPECT_EQ(row(1)[4], 0.5f);  // codes untouched
+    // Row 3: phone 2 has lasted 2 frames: only the next phone may come.
+    EXPECT_EQ(row(3), (std::vector<float>{0.0f, masked, masked, masked, masked, masked, masked, masked, 0.0f}));
+}
+
+TEST(PhoneMarkerRule, CountsWhatTheSequenceEmitsAndEndsAfterTheLastPhone) {
+    MarkerStages s;
+    PhoneMarkerRule rule(s.stages, max_phone_seconds(0.2), "rule.toml");
+    rule.start({2, 0, 3, 8}, 32);
+    const int32_t emitted[] = {2, 4, 0, 3, 5};  // every phone spoken, one frame since the last
+    rule.append(emitted, 5);
+    std::vector<float> logits = {1, 2, 3, 4, 0.5f, 0.5f, 0.5f, 0, 0};
+    rule.apply(logits.data(), 9, nullptr);
+    EXPECT_EQ(logits, (std::vector<float>{masked, masked, masked, masked, 0.5f, 0.5f, 0.5f, 0, 0}));  // no marker left
+    const int32_t frame = 6;
+    rule.append(&frame, 1);  // 2 frames: the end is forced
+    logits = {1, 2, 3, 4, 0.5f, 0.5f, 0.5f, -3, 0};
+    rule.apply(logits.data(), 9, nullptr);
+    EXPECT_EQ(logits, (std::vector<float>{masked, masked, masked, masked, masked, masked, masked, 0, 0}));
+    rule.start({2, 0, 3, 8}, 32);  // a new synthesis starts over
+    logits = {1, 2, 3, 4, 0.5f, 0.5f, 0.5f, -3, 0};
+    rule.apply(logits.data(), 9, nullptr);
+    EXPECT_NE(logits[2], masked);
+}
+
+TEST(PhoneMarkerRule, NeedsABackboneWithPhoneMarkers) {
+    MarkerStages s;
+    s.stages.backbone_info.phone_markers = 0;
+    EXPECT_THROW(PhoneMarkerRule(s.stages, max_phone_seconds(0), "rule.toml"), Error);
+}
+
+// The doubles with phone markers, greedy, through `processors`.
+PipelineConfig ordered_pipeline(const std::string& processors) {
+    const std::string pipeline =
+        "[pipeline]\nseed = 3\nmax_audio_seconds = 4.0\n[sampling]\ntemperature = 0.0\n"
+        "[logits]\nprocessors = " + processors + "\n[logits.classifier_free_guidance]\nscale = 3.0\n"
+        "[frontend]\nplugin = \"frontend.chars\"\nvocabulary = \"models/frontend/english_chars.vocab\"\n"
+        "[codec]\nplugin = \"test.tone_codec\"\n"
+        "[backbone]\nplugin = \"test.markov_backbone\"\ntext_tokens = 80\naudio_tokens = 32\nend_after = 60\n"
+        "context_weight = 2.0\nphone_markers = true\n";
+    return load_pipeline_config_string(pipeline, "order.toml", test::source_dir(),
+                                       {{test::test_plugin_dir("doubles"), "test", true}});
+}
+
+TEST(LogitsProcessorFactory, BuildsTheChainInThePipelinesOrder) {
+    const PipelineConfig config = ordered_pipeline("[\"phone_markers\", \"classifier_free_guidance\"]");
+    EngineStages stages;
+    stages.frontend = std::make_unique<PluginInstance>(*config.stage("frontend"), "cpu", 1);
+    stages.backbone = std::make_unique<PluginInstance>(*config.stage("backbone"), "cpu", 1);
+    throw_if_error(stages.frontend->vtable<cdz_frontend_vtable>().get_info(stages.frontend->context(),
+                                                                           &stages.frontend_info),
+                   "frontend");
+    throw_if_error(stages.backbone->vtable<cdz_backbone_vtable>().get_info(stages.backbone->context(),
+                                                                           &stages.backbone_info),
+                   "backbone");
+    EXPECT_EQ(build_logits_chain(config, stages).names(),
+              (std::vector<std::string>{"phone_markers", "classifier_free_guidance"}));
+    PipelineConfig reversed = config;
+    std::swap(reversed.logits_processors[0], reversed.logits_processors[1]);
+    EXPECT_EQ(build_logits_chain(reversed, stages).names(),
+              (std::vector<std::string>{"classifier_free_guidance", "phone_markers"}));
+    reversed.logits_processors.clear();
+    EXPECT_TRUE(build_logits_chain(reversed, stages).empty());
+}
+
+// Greedy tokens through `processors`.
+std::vector<int32_t> tokens_through(const std::string& processors) {
+    Engine engine(ordered_pipeline(processors));
+    SynthesisRequest request;
+    request.text = "Marked phones.";
+    std::vector<int32_t> tokens;
+    request.on_token = [&](int32_t token) { tokens.push_back(token); };
+    engine.synthesize(request);
+    return tokens;
+}
+
+TEST(LogitsProcessorChain, ThePipelinesOrderIsTheOrderOfApplication) {
+    const auto guided_then_ruled = tokens_through("[\"classifier_free_guidance\", \"phone_markers\"]");
+    const auto ruled_then_guided = tokens_through("[\"phone_markers\", \"classifier_free_guidance\"]");
+    ASSERT_FALSE(guided_then_ruled.empty());
+    ASSERT_FALSE(ruled_then_guided.empty());
+    EXPECT_NE(guided_then_ruled, ruled_then_guided);
+    EXPECT_EQ(tokens_through("[\"classifier_free_guidance\", \"phone_markers\"]"), guided_then_ruled);
+}
+
+}  // namespace
+}  // namespace cadenza
