@@ -152,8 +152,8 @@ Command add_train_command(CLI::App& app) {
             ->check(CLI::Range(0.0, 0.9));
         lm->add_option("--text-dropout", job->text_dropout,
                        "fraction of the training texts replaced by the null text (<bos>, <pad>s, <eos>), so that "
-                       "synthesis can use classifier-free guidance ([sampling] guidance_scale; e.g. 0.1; needs "
-                       "--layout)")
+                       "synthesis can use classifier-free guidance (the pipeline's [logits.classifier_free_guidance]; "
+                       "e.g. 0.1; needs --layout)")
             ->check(CLI::Range(0.0, 0.9));
         lm->add_option("--self-feeding", job->self_feeding,
                        "fraction of the fed target codes replaced by codes the model itself samples there in a "

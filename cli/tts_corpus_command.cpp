@@ -86,6 +86,7 @@ int run_tts_corpus(const TtsCorpusOptions& o) {
     auto layout = training::SpeechTokenLayout::packed(std::max(vocab, o.text_slots),
                                                       static_cast<int64_t>(codec.codebook_size));
     layout.phone_markers = o.phone_markers;
+    layout.text_pad_id = engine.frontend_info().pad_id;  // text dropout's null text, as guidance's at synthesis
     std::unique_ptr<PhoneIds> phone_ids;
     if (o.phone_markers) phone_ids = std::make_unique<PhoneIds>(engine);
     const auto utterances = speech_corpus::read_corpus_manifest(o.manifest);

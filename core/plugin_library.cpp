@@ -46,6 +46,14 @@ bool exports_entry_point(const std::filesystem::path& path, const std::string& s
                                                  "' is data, not a function (not loaded)");
 }
 
+// The canonical path of a library file that exists; throws naming it otherwise.
+std::filesystem::path existing_library(const std::filesystem::path& requested) {
+    std::error_code filesystem_error;
+    if (!std::filesystem::is_regular_file(requested, filesystem_error))
+        throw Error(CDZ_STATUS_NOT_FOUND, requested.string() + ": plugin library not found");
+    return std::filesystem::canonical(requested);
+}
+
 }  // namespace
 
 const char* plugin_kind_name(cdz_plugin_kind kind) {
@@ -67,10 +75,7 @@ const PluginLibrary& PluginLibrary::load(const std::filesystem::path& requested)
 
 const PluginLibrary* PluginLibrary::load_if_plugin(const std::filesystem::path& requested) {
     const std::string shown = requested.string();
-    std::error_code filesystem_error;
-    if (!std::filesystem::is_regular_file(requested, filesystem_error))
-        throw Error(CDZ_STATUS_NOT_FOUND, shown + ": plugin library not found");
-    const std::filesystem::path path = std::filesystem::canonical(requested);
+    const std::filesystem::path path = existing_library(requested);
 
     LoadedLibraries& libraries = loaded_libraries();
     std::lock_guard<std::mutex> lock(libraries.mutex);
@@ -124,10 +129,7 @@ const PluginLibrary* PluginLibrary::load_if_plugin(const std::filesystem::path& 
 
 const PluginLibrary* PluginLibrary::describe_if_plugin(const std::filesystem::path& requested) {
     const std::string shown = requested.string();
-    std::error_code filesystem_error;
-    if (!std::filesystem::is_regular_file(requested, filesystem_error))
-        throw Error(CDZ_STATUS_NOT_FOUND, shown + ": plugin library not found");
-    const std::filesystem::path path = std::filesystem::canonical(requested);
+    const std::filesystem::path path = existing_library(requested);
     {
         LoadedLibraries& libraries = loaded_libraries();
         std::lock_guard<std::mutex> lock(libraries.mutex);
