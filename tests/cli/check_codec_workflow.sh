@@ -78,6 +78,7 @@ grep -q '"resynthesized"' gate.json
 
 "$cadenza" corpus tts --pipeline codec.toml --manifest corpus/manifest.tsv --output tokens > tts.log 2>&1
 grep -q "audio_start_token" tokens/layout.json
+grep -q "\"text_pad_id\": *0" tokens/layout.json  # the frontend's <pad>, for text dropout
 test -s tokens/train.tokens
 
 vocab=$(sed -n 's/.*"vocab_size": *\([0-9]*\).*/\1/p' tokens/layout.json)
