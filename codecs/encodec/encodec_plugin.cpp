@@ -6,7 +6,7 @@
 #include "cadenza/plugin.h"
 #include "codec_plugin_glue.h"
 #include "encodec_mono_codec.h"
-#include "error.h"
+#include "cadenza/sdk/plugin_error.hpp"
 
 namespace {
 

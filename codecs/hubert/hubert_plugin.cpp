@@ -8,7 +8,7 @@
 
 #include "cadenza/plugin.h"
 #include "codec_plugin_glue.h"
-#include "error.h"
+#include "cadenza/sdk/plugin_error.hpp"
 #include "hubert_mono_codec.h"
 
 namespace {
@@ -43,7 +43,7 @@ std::unique_ptr<codec_plugin::MonoCodec> make_codec(const cdz_instance_args& arg
         std::filesystem::path config_path = config_name.empty() ? std::filesystem::path("config.json") : std::filesystem::path(config_name);
         if (config_path.is_relative()) config_path = checkpoint.parent_path() / config_path;
         if (!std::filesystem::is_regular_file(config_path))
-            throw Error(CDZ_STATUS_NOT_FOUND, "config file not found: " + config_path.string() +
+            throw sdk::Error(CDZ_STATUS_NOT_FOUND, "config file not found: " + config_path.string() +
                                                   " (set config = \"hubert_base\", \"hubert_large\", \"hubert_xlarge\" "
                                                   "or a config.json)");
         config = HubertConfig::from_file(config_path);
@@ -53,17 +53,17 @@ std::unique_ptr<codec_plugin::MonoCodec> make_codec(const cdz_instance_args& arg
     KMeansTokenizer kmeans = KMeansTokenizer::load(kmeans_path, device);
     int64_t layer = p.integer("layer");
     if (layer > 0 && kmeans.layer() > 0 && layer != kmeans.layer())
-        throw Error(CDZ_STATUS_INVALID_CONFIG, "layer = " + std::to_string(layer) + " but " + kmeans_path.string() +
+        throw sdk::Error(CDZ_STATUS_INVALID_CONFIG, "layer = " + std::to_string(layer) + " but " + kmeans_path.string() +
                                                    " was made for layer " + std::to_string(kmeans.layer()));
     if (layer == 0) layer = kmeans.layer();
     if (layer == 0)
-        throw Error(CDZ_STATUS_INVALID_CONFIG,
+        throw sdk::Error(CDZ_STATUS_INVALID_CONFIG,
                     kmeans_path.string() + " does not name its layer (metadata 'layer'); set the parameter layer");
     if (layer > config.num_hidden_layers)
-        throw Error(CDZ_STATUS_INVALID_CONFIG, "layer " + std::to_string(layer) + " is out of range: the model has " +
+        throw sdk::Error(CDZ_STATUS_INVALID_CONFIG, "layer " + std::to_string(layer) + " is out of range: the model has " +
                                                    std::to_string(config.num_hidden_layers) + " layers");
     if (kmeans.dimension() != config.hidden_size)
-        throw Error(CDZ_STATUS_INVALID_CONFIG, kmeans_path.string() + ": centroids of dimension " +
+        throw sdk::Error(CDZ_STATUS_INVALID_CONFIG, kmeans_path.string() + ": centroids of dimension " +
                                                    std::to_string(kmeans.dimension()) + " but the model's hidden_size is " +
                                                    std::to_string(config.hidden_size));
     codec_plugin::apply_threads(p.integer("threads"));

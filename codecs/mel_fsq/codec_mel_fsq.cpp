@@ -9,7 +9,7 @@
 
 #include "cadenza/plugin.h"
 #include "codec_plugin_glue.h"
-#include "error.h"
+#include "cadenza/sdk/plugin_error.hpp"
 #include "mel_fsq_codec.h"
 #include "mel_stream_decoder.h"
 #include "thread_policy.h"
@@ -64,13 +64,13 @@ public:
 
     at::Tensor encode(const at::Tensor& samples) const override {
         if (samples.size(0) < codec_.config().n_fft / 2 + 1)
-            throw Error(CDZ_STATUS_INVALID_ARGUMENT,
+            throw sdk::Error(CDZ_STATUS_INVALID_ARGUMENT,
                         "audio too short to encode: " + std::to_string(samples.size(0)) + " samples");
         return codec_.encode(samples).unsqueeze(0).to(at::kCPU);
     }
 
     at::Tensor decode(const at::Tensor& codes) const override {
-        if (codes.size(0) != 1) throw Error(CDZ_STATUS_INVALID_ARGUMENT, "codes must be [1, frames]: one codebook");
+        if (codes.size(0) != 1) throw sdk::Error(CDZ_STATUS_INVALID_ARGUMENT, "codes must be [1, frames]: one codebook");
         return codec_.decode(codes.select(0, 0), stream_.griffin_lim).to(at::kCPU);
     }
 
@@ -94,7 +94,7 @@ std::unique_ptr<codec_plugin::MonoCodec> make_codec(const cdz_instance_args& arg
     try {
         return std::make_unique<MelMonoCodec>(MelFsqCodec::load(p.string("model"), device), stream);
     } catch (const std::runtime_error& error) {
-        throw Error(CDZ_STATUS_INVALID_CONFIG, error.what());
+        throw sdk::Error(CDZ_STATUS_INVALID_CONFIG, error.what());
     }
 }
 

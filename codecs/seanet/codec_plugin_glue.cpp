@@ -17,7 +17,7 @@
 #include <c10/core/InferenceMode.h>
 #include <c10/util/Exception.h>
 
-#include "error.h"
+#include "cadenza/sdk/plugin_error.hpp"
 #include "torch_device.h"
 
 namespace cadenza::codec_plugin {
@@ -46,7 +46,7 @@ cdz_status* guarded(const std::string& name, Body&& body) noexcept {
         c10::InferenceMode inference;
         body();
         return nullptr;
-    } catch (const Error& e) {
+    } catch (const sdk::Error& e) {
         return fail(e.code(), e.what());
     } catch (const std::bad_alloc&) {
         return fail(CDZ_STATUS_OUT_OF_MEMORY, "out of memory");
@@ -64,7 +64,7 @@ void throw_if_error(cdz_status* status) {
     const cdz_status_code code = host->status_code(status);
     const std::string message = host->status_message(status);
     host->status_release(status);
-    throw Error(code, message);
+    throw sdk::Error(code, message);
 }
 
 // A copy of a caller's CPU tensor: float32 audio [samples] or int32 / int64
@@ -72,29 +72,29 @@ void throw_if_error(cdz_status* status) {
 at::Tensor copy_in(const DLTensor* tensor, bool codes) {
     const std::string what = codes ? "codes" : "audio";
     const std::string expected = codes ? "int32 [codebooks, frames]" : "float32 [samples]";
-    if (!tensor) throw Error(CDZ_STATUS_INVALID_ARGUMENT, what + " is NULL");
+    if (!tensor) throw sdk::Error(CDZ_STATUS_INVALID_ARGUMENT, what + " is NULL");
     if (tensor->device.device_type != kDLCPU)
-        throw Error(CDZ_STATUS_INVALID_ARGUMENT, what + " must be a CPU tensor");
+        throw sdk::Error(CDZ_STATUS_INVALID_ARGUMENT, what + " must be a CPU tensor");
     const int32_t ndim = codes ? 2 : 1;
     const DLDataType dtype = tensor->dtype;
     const bool dtype_ok = dtype.lanes == 1 && (codes ? dtype.code == kDLInt && (dtype.bits == 32 || dtype.bits == 64)
                                                      : dtype.code == kDLFloat && dtype.bits == 32);
-    if (tensor->ndim != ndim || !dtype_ok) throw Error(CDZ_STATUS_INVALID_ARGUMENT, what + " must be " + expected);
+    if (tensor->ndim != ndim || !dtype_ok) throw sdk::Error(CDZ_STATUS_INVALID_ARGUMENT, what + " must be " + expected);
     std::vector<int64_t> shape(tensor->shape, tensor->shape + ndim);
     int64_t count = 1;
     for (int64_t size : shape) {
-        if (size < 0) throw Error(CDZ_STATUS_INVALID_ARGUMENT, what + " has a negative size");
+        if (size < 0) throw sdk::Error(CDZ_STATUS_INVALID_ARGUMENT, what + " has a negative size");
         count *= size;
     }
     if (tensor->strides) {
         int64_t stride = 1;
         for (int32_t d = ndim - 1; d >= 0; --d) {
             if (shape[d] > 1 && tensor->strides[d] != stride)
-                throw Error(CDZ_STATUS_INVALID_ARGUMENT, what + " must be contiguous");
+                throw sdk::Error(CDZ_STATUS_INVALID_ARGUMENT, what + " must be contiguous");
             stride *= shape[d];
         }
     }
-    if (count > 0 && !tensor->data) throw Error(CDZ_STATUS_INVALID_ARGUMENT, what + " has no data");
+    if (count > 0 && !tensor->data) throw sdk::Error(CDZ_STATUS_INVALID_ARGUMENT, what + " has no data");
     const auto scalar = codes ? (dtype.bits == 32 ? at::kInt : at::kLong) : at::kFloat;
     if (count == 0) return at::empty(shape, at::TensorOptions().dtype(codes ? at::kLong : at::kFloat));
     void* data = static_cast<char*>(tensor->data) + tensor->byte_offset;
@@ -128,14 +128,14 @@ DLManagedTensor* export_tensor(const at::Tensor& tensor, bool codes) {
 
 void check_output(const at::Tensor& tensor, int64_t ndim, const char* what) {
     if (!tensor.defined() || tensor.dim() != ndim)
-        throw Error(CDZ_STATUS_INTERNAL, std::string("the codec returned a malformed ") + what);
+        throw sdk::Error(CDZ_STATUS_INTERNAL, std::string("the codec returned a malformed ") + what);
 }
 
 }  // namespace
 
 at::Tensor DecodeOnFlushStream::decode(const at::Tensor& codes, bool is_last) {
     if (collected_.defined() && codes.size(0) != collected_.size(0))
-        throw Error(CDZ_STATUS_INVALID_ARGUMENT, "stream_decode: a chunk of " + std::to_string(codes.size(0)) +
+        throw sdk::Error(CDZ_STATUS_INVALID_ARGUMENT, "stream_decode: a chunk of " + std::to_string(codes.size(0)) +
                                                      " codebooks after chunks of " +
                                                      std::to_string(collected_.size(0)));
     if (codes.size(1) > 0) collected_ = collected_.defined() ? at::cat({collected_, codes}, 1) : codes;
@@ -209,7 +209,7 @@ void destroy(void* ctx) { delete static_cast<Codec*>(ctx); }
 cdz_status* get_info(void* ctx, cdz_codec_info* out) {
     const auto* codec = static_cast<const Codec*>(ctx);
     return guarded(codec->name, [&] {
-        if (!out) throw Error(CDZ_STATUS_INVALID_ARGUMENT, "get_info: out is NULL");
+        if (!out) throw sdk::Error(CDZ_STATUS_INVALID_ARGUMENT, "get_info: out is NULL");
         const uint32_t size = out->struct_size ? out->struct_size : sizeof(cdz_codec_info);
         std::memcpy(out, &codec->info, std::min<size_t>(size, sizeof(cdz_codec_info)));
         out->struct_size = size;
@@ -219,9 +219,9 @@ cdz_status* get_info(void* ctx, cdz_codec_info* out) {
 cdz_status* encode(void* ctx, const DLTensor* audio, DLManagedTensor** out_codes) {
     const auto* codec = static_cast<const Codec*>(ctx);
     return guarded(codec->name, [&] {
-        if (!out_codes) throw Error(CDZ_STATUS_INVALID_ARGUMENT, "encode: out_codes is NULL");
+        if (!out_codes) throw sdk::Error(CDZ_STATUS_INVALID_ARGUMENT, "encode: out_codes is NULL");
         const at::Tensor samples = copy_in(audio, false);
-        if (samples.size(0) == 0) throw Error(CDZ_STATUS_INVALID_ARGUMENT, "encode: the audio has no samples");
+        if (samples.size(0) == 0) throw sdk::Error(CDZ_STATUS_INVALID_ARGUMENT, "encode: the audio has no samples");
         const at::Tensor codes = codec->model->encode(samples);
         check_output(codes, 2, "codes");
         *out_codes = export_tensor(codes, true);
@@ -231,9 +231,9 @@ cdz_status* encode(void* ctx, const DLTensor* audio, DLManagedTensor** out_codes
 cdz_status* decode(void* ctx, const DLTensor* codes, DLManagedTensor** out_audio) {
     const auto* codec = static_cast<const Codec*>(ctx);
     return guarded(codec->name, [&] {
-        if (!out_audio) throw Error(CDZ_STATUS_INVALID_ARGUMENT, "decode: out_audio is NULL");
+        if (!out_audio) throw sdk::Error(CDZ_STATUS_INVALID_ARGUMENT, "decode: out_audio is NULL");
         const at::Tensor input = copy_in(codes, true);
-        if (input.size(1) == 0) throw Error(CDZ_STATUS_INVALID_ARGUMENT, "decode: the codes have no frames");
+        if (input.size(1) == 0) throw sdk::Error(CDZ_STATUS_INVALID_ARGUMENT, "decode: the codes have no frames");
         const at::Tensor audio = codec->model->decode(input);
         check_output(audio, 1, "audio");
         *out_audio = export_tensor(audio, false);
@@ -243,7 +243,7 @@ cdz_status* decode(void* ctx, const DLTensor* codes, DLManagedTensor** out_audio
 cdz_status* stream_create(void* ctx, void** out_stream) {
     const auto* codec = static_cast<const Codec*>(ctx);
     return guarded(codec->name, [&] {
-        if (!out_stream) throw Error(CDZ_STATUS_INVALID_ARGUMENT, "stream_create: out_stream is NULL");
+        if (!out_stream) throw sdk::Error(CDZ_STATUS_INVALID_ARGUMENT, "stream_create: out_stream is NULL");
         *out_stream = new Stream{codec, codec->model->decode_stream()};
     });
 }
@@ -251,7 +251,7 @@ cdz_status* stream_create(void* ctx, void** out_stream) {
 cdz_status* stream_decode(void* raw, const DLTensor* codes, int is_last, DLManagedTensor** out_audio) {
     auto* stream = static_cast<Stream*>(raw);
     return guarded(stream->codec->name, [&] {
-        if (!out_audio) throw Error(CDZ_STATUS_INVALID_ARGUMENT, "stream_decode: out_audio is NULL");
+        if (!out_audio) throw sdk::Error(CDZ_STATUS_INVALID_ARGUMENT, "stream_decode: out_audio is NULL");
         const at::Tensor audio = stream->decoder->decode(copy_in(codes, true), is_last != 0);
         check_output(audio, 1, "audio");
         *out_audio = export_tensor(audio, false);

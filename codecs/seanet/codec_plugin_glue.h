@@ -46,7 +46,7 @@ private:
     at::Tensor collected_;
 };
 
-// The validated parameters; a host error becomes a cadenza::Error.
+// The validated parameters; a host error becomes a cadenza::sdk::Error.
 class Params {
 public:
     Params(const cdz_host_api* host, const cdz_params* params) : host_(host), params_(params) {}

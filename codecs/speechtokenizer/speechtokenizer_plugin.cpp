@@ -8,7 +8,7 @@
 
 #include "cadenza/plugin.h"
 #include "codec_plugin_glue.h"
-#include "error.h"
+#include "cadenza/sdk/plugin_error.hpp"
 #include "speechtokenizer_mono_codec.h"
 
 namespace {
@@ -34,11 +34,11 @@ std::unique_ptr<codec_plugin::MonoCodec> make_codec(const cdz_instance_args& arg
     if (config_path.empty()) config_path = "config.json";
     if (config_path.is_relative()) config_path = checkpoint.parent_path() / config_path;
     if (!std::filesystem::is_regular_file(config_path))
-        throw Error(CDZ_STATUS_NOT_FOUND, "config file not found: " + config_path.string());
+        throw sdk::Error(CDZ_STATUS_NOT_FOUND, "config file not found: " + config_path.string());
     const SpeechTokenizerConfig config = SpeechTokenizerConfig::from_file(config_path);
     const int64_t requested = p.integer("n_q");
     if (requested > config.quantizer.n_q)
-        throw Error(CDZ_STATUS_INVALID_CONFIG, "n_q = " + std::to_string(requested) + " but the model has " +
+        throw sdk::Error(CDZ_STATUS_INVALID_CONFIG, "n_q = " + std::to_string(requested) + " but the model has " +
                                                    std::to_string(config.quantizer.n_q) + " quantizers (" +
                                                    config_path.string() + ")");
     codec_plugin::apply_threads(p.integer("threads"));

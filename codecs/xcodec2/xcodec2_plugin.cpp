@@ -7,7 +7,7 @@
 
 #include "cadenza/plugin.h"
 #include "codec_plugin_glue.h"
-#include "error.h"
+#include "cadenza/sdk/plugin_error.hpp"
 #include "xcodec2_mono_codec.h"
 
 namespace {

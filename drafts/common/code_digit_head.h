@@ -45,14 +45,14 @@ struct CodeGrid {
     // "8,8,8,4,4"
     std::string levels_text() const;
     // Parses "8,8,8,4,4" and checks the grid fits the vocabulary; throws
-    // cadenza::Error (INVALID_CONFIG) naming `where` otherwise.
+    // cadenza::sdk::Error (INVALID_CONFIG) naming `where` otherwise.
     static CodeGrid parse(const std::string& levels, int64_t code_offset, int64_t vocab_size, const std::string& where);
 };
 
 // The grid a file's metadata declares for code-digit output heads:
 // cadenza.output = "code_digits" with cadenza.code_levels ("8,8,8,4,4") and
 // cadenza.code_offset; nullopt when cadenza.output is absent or
-// "vocabulary". Throws cadenza::Error (INVALID_CONFIG) naming `where` and the
+// "vocabulary". Throws cadenza::sdk::Error (INVALID_CONFIG) naming `where` and the
 // key on anything else.
 std::optional<CodeGrid> code_grid_of(const std::map<std::string, std::string>& metadata, int64_t vocab_size,
                                      const std::string& where);

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "cadenza/plugin.h"
-#include "error.h"
+#include "cadenza/sdk/plugin_error.hpp"
 
 namespace cadenza::drafts {
 
@@ -23,7 +23,7 @@ const cdz_host_api& host();
 cdz_status* enter_plugin(const cdz_host_api* host, cdz_plugin_list* out,
                          const cdz_plugin_descriptor* const* descriptors);
 
-// A status from the host becomes a cadenza::Error with its code and message.
+// A status from the host becomes a cadenza::sdk::Error with its code and message.
 void throw_if_error(cdz_status* status);
 
 // The exception being handled as a status whose message starts with

@@ -32,12 +32,12 @@
 #include "cadenza/plugin.h"
 #include "hidden_state_heads.h"
 #include "draft_support.h"
-#include "error.h"
+#include "cadenza/sdk/plugin_error.hpp"
 #include "medusa_tree.h"
 
 namespace {
 
-using cadenza::Error;
+using cadenza::sdk::Error;
 namespace drafts = cadenza::drafts;
 namespace medusa = cadenza::medusa;
 

@@ -40,11 +40,11 @@
 #include "cadenza/plugin.h"
 #include "hidden_state_heads.h"
 #include "draft_support.h"
-#include "error.h"
+#include "cadenza/sdk/plugin_error.hpp"
 
 namespace {
 
-using cadenza::Error;
+using cadenza::sdk::Error;
 namespace drafts = cadenza::drafts;
 
 constexpr const char* plugin_name = "draft.mtp";

@@ -69,7 +69,7 @@
 #include "cadenza/plugin.h"
 #include "code_digit_head.h"
 #include "draft_support.h"
-#include "error.h"
+#include "cadenza/sdk/plugin_error.hpp"
 #include "kv_cache.h"
 #include "llama_model.h"
 #include "rotary_embedding.h"
@@ -78,7 +78,7 @@
 
 namespace {
 
-using cadenza::Error;
+using cadenza::sdk::Error;
 using namespace cadenza::llama;
 namespace drafts = cadenza::drafts;
 

@@ -15,7 +15,7 @@
 #include <c10/core/InferenceMode.h>
 
 #include "cadenza/plugin.h"
-#include "error.h"
+#include "cadenza/sdk/plugin_error.hpp"
 #include "kv_cache.h"
 #include "llama_model.h"
 #include "thread_policy.h"
@@ -23,7 +23,7 @@
 
 namespace {
 
-using cadenza::Error;
+using cadenza::sdk::Error;
 using namespace cadenza::llama;
 
 const cdz_host_api* host = nullptr;
