@@ -8,6 +8,7 @@
 
 #include "cadenza/plugin.h"
 #include "codec_plugin_glue.h"
+#include "libtorch_errors.h"
 #include "cadenza/sdk/plugin_error.hpp"
 #include "hubert_mono_codec.h"
 
@@ -17,7 +18,6 @@ using namespace cadenza;
 using namespace cadenza::hubert;
 
 constexpr const char* plugin_name = "codec.hubert";
-const cdz_host_api* host = nullptr;
 
 const cdz_param_spec params[] = {
     {"checkpoint", CDZ_PARAM_PATH, nullptr, 0, 0, 0, nullptr,
@@ -33,7 +33,7 @@ const cdz_param_spec params[] = {
     {"threads", CDZ_PARAM_INT, "0", 1, 0, 1024, nullptr, "LibTorch intra-op threads (process-wide); 0: leave as is"},
 };
 
-std::unique_ptr<codec_plugin::MonoCodec> make_codec(const cdz_instance_args& args, const codec_plugin::Params& p) {
+std::unique_ptr<codec_plugin::MonoCodec> make_codec(const cdz_instance_args& args, const sdk::Params& p) {
     const std::filesystem::path checkpoint = p.string("checkpoint");
     const std::string config_name = p.string("config");
     HubertConfig config;
@@ -71,13 +71,11 @@ std::unique_ptr<codec_plugin::MonoCodec> make_codec(const cdz_instance_args& arg
     return std::make_unique<HubertMonoCodec>(std::move(model), std::move(kmeans), layer);
 }
 
+// Encode only: the decoding functions refuse before looking at their input.
 cdz_status* unsupported() {
-    return host->status_create(CDZ_STATUS_UNSUPPORTED, (std::string(plugin_name) + ": " + decode_unsupported_message).c_str());
+    return sdk::guarded([] { throw sdk::Error(CDZ_STATUS_UNSUPPORTED, decode_unsupported_message); });
 }
 
-cdz_status* create(const cdz_instance_args* args, void** out_ctx) {
-    return codec_plugin::create(plugin_name, args, out_ctx, make_codec);
-}
 cdz_status* decode(void*, const DLTensor*, DLManagedTensor** out_audio) {
     if (out_audio) *out_audio = nullptr;
     return unsupported();
@@ -92,10 +90,16 @@ cdz_status* stream_decode(void*, const DLTensor*, int, DLManagedTensor** out_aud
 }
 void stream_destroy(void*) {}
 
-const cdz_codec_vtable vtable = {
-    sizeof(cdz_codec_vtable), create,        codec_plugin::destroy, codec_plugin::get_info, codec_plugin::encode,
-    decode,                   stream_create, stream_decode,         stream_destroy,
-};
+cdz_codec_vtable encode_only_vtable() {
+    cdz_codec_vtable table = codec_plugin::vtable_of<make_codec>();
+    table.decode = decode;
+    table.stream_create = stream_create;
+    table.stream_decode = stream_decode;
+    table.stream_destroy = stream_destroy;
+    return table;
+}
+
+const cdz_codec_vtable vtable = encode_only_vtable();
 
 const cdz_plugin_descriptor descriptor = {
     sizeof(cdz_plugin_descriptor), CDZ_PLUGIN_ABI_MAJOR, CDZ_PLUGIN_ABI_MINOR, plugin_name,
@@ -108,6 +112,5 @@ const cdz_plugin_descriptor* const descriptors[] = {&descriptor};
 }  // namespace
 
 extern "C" CDZ_PLUGIN_EXPORT cdz_status* cdz_plugin_entry(const cdz_host_api* host_api, cdz_plugin_list* out) {
-    host = host_api;
-    return codec_plugin::enter(host_api, out, descriptors, plugin_name);
+    return sdk::enter_plugin(host_api, out, descriptors, 1, plugin_name, torch_support::describe_exception);
 }

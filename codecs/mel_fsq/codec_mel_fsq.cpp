@@ -9,6 +9,7 @@
 
 #include "cadenza/plugin.h"
 #include "codec_plugin_glue.h"
+#include "libtorch_errors.h"
 #include "cadenza/sdk/plugin_error.hpp"
 #include "mel_fsq_codec.h"
 #include "mel_stream_decoder.h"
@@ -83,7 +84,7 @@ private:
     StreamOptions stream_;
 };
 
-std::unique_ptr<codec_plugin::MonoCodec> make_codec(const cdz_instance_args& args, const codec_plugin::Params& p) {
+std::unique_ptr<codec_plugin::MonoCodec> make_codec(const cdz_instance_args& args, const sdk::Params& p) {
     llama::apply_thread_policy(static_cast<int>(p.integer("threads")));
     StreamOptions stream;
     stream.griffin_lim.iterations = p.integer("griffin_lim_iterations");
@@ -98,11 +99,7 @@ std::unique_ptr<codec_plugin::MonoCodec> make_codec(const cdz_instance_args& arg
     }
 }
 
-cdz_status* create(const cdz_instance_args* args, void** out_ctx) {
-    return codec_plugin::create(plugin_name, args, out_ctx, make_codec);
-}
-
-const cdz_codec_vtable vtable = codec_plugin::vtable_with(create);
+const cdz_codec_vtable vtable = codec_plugin::vtable_of<make_codec>();
 
 const cdz_plugin_descriptor descriptor = {
     sizeof(cdz_plugin_descriptor), CDZ_PLUGIN_ABI_MAJOR, CDZ_PLUGIN_ABI_MINOR, plugin_name,
@@ -116,5 +113,5 @@ const cdz_plugin_descriptor* const descriptors[] = {&descriptor};
 }  // namespace
 
 extern "C" CDZ_PLUGIN_EXPORT cdz_status* cdz_plugin_entry(const cdz_host_api* host_api, cdz_plugin_list* out) {
-    return codec_plugin::enter(host_api, out, descriptors, plugin_name);
+    return sdk::enter_plugin(host_api, out, descriptors, 1, plugin_name, torch_support::describe_exception);
 }

@@ -66,8 +66,8 @@ void factor_probabilities(float* values, int64_t count, const bool* allowed, con
 
 }  // namespace
 
-DigitSampling digit_sampling_of(const cdz_params* params) {
-    const std::string rule = param_string(params, digit_sampling_param.name);
+DigitSampling digit_sampling_of(const sdk::Params& params) {
+    const std::string rule = params.string(digit_sampling_param.name);
     if (rule == "row") return DigitSampling::row;
     return rule == "nucleus" ? DigitSampling::nucleus : DigitSampling::factors;
 }

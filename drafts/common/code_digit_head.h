@@ -27,6 +27,7 @@
 #include <ATen/ATen.h>
 
 #include "cadenza/plugin.h"
+#include "cadenza/sdk/plugin_params.hpp"
 
 namespace cadenza::drafts {
 
@@ -80,7 +81,7 @@ inline constexpr cdz_param_spec digit_sampling_param = {
     "and top-p, multiplied out), row (the vocabulary-wide row through the host's sampling, as the target's) or "
     "nucleus (row's distribution from tempered factors and the host's top-k/top-p, without a softmax over the row)"};
 // The drafter's `digit_sampling` parameter (the host has checked its value).
-DigitSampling digit_sampling_of(const cdz_params* params);
+DigitSampling digit_sampling_of(const sdk::Params& params);
 
 // The product distribution of a code-digit head, in both the batched,
 // differentiable form training and tools use and the one-row form a drafter
