@@ -4,10 +4,10 @@
 #include <memory>
 
 #include "cadenza/plugin.h"
-#include "codec_plugin_glue.h"
-#include "libtorch_errors.h"
-#include "encodec_mono_codec.h"
 #include "cadenza/sdk/plugin_error.hpp"
+#include "codec_plugin_glue.h"
+#include "encodec_mono_codec.h"
+#include "libtorch_errors.h"
 
 namespace {
 

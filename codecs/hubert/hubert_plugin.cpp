@@ -7,10 +7,10 @@
 #include <string>
 
 #include "cadenza/plugin.h"
-#include "codec_plugin_glue.h"
-#include "libtorch_errors.h"
 #include "cadenza/sdk/plugin_error.hpp"
+#include "codec_plugin_glue.h"
 #include "hubert_mono_codec.h"
+#include "libtorch_errors.h"
 
 namespace {
 

@@ -8,9 +8,9 @@
 #include <ATen/ATen.h>
 
 #include "cadenza/plugin.h"
+#include "cadenza/sdk/plugin_error.hpp"
 #include "codec_plugin_glue.h"
 #include "libtorch_errors.h"
-#include "cadenza/sdk/plugin_error.hpp"
 #include "mel_fsq_codec.h"
 #include "mel_stream_decoder.h"
 #include "thread_policy.h"

@@ -6,9 +6,9 @@
 #include <memory>
 
 #include "cadenza/plugin.h"
+#include "cadenza/sdk/plugin_error.hpp"
 #include "codec_plugin_glue.h"
 #include "libtorch_errors.h"
-#include "cadenza/sdk/plugin_error.hpp"
 #include "xcodec2_mono_codec.h"
 
 namespace {

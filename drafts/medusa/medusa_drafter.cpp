@@ -30,11 +30,11 @@
 #include <c10/core/InferenceMode.h>
 
 #include "cadenza/plugin.h"
-#include "hidden_state_heads.h"
+#include "cadenza/sdk/plugin_error.hpp"
 #include "cadenza/sdk/plugin_params.hpp"
 #include "draft_support.h"
+#include "hidden_state_heads.h"
 #include "libtorch_errors.h"
-#include "cadenza/sdk/plugin_error.hpp"
 #include "medusa_tree.h"
 
 namespace {

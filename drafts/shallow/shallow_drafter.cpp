@@ -67,12 +67,12 @@
 #include <c10/core/InferenceMode.h>
 
 #include "cadenza/plugin.h"
-#include "code_digit_head.h"
-#include "cadenza/sdk/plugin_params.hpp"
-#include "draft_support.h"
-#include "libtorch_errors.h"
 #include "cadenza/sdk/plugin_error.hpp"
+#include "cadenza/sdk/plugin_params.hpp"
+#include "code_digit_head.h"
+#include "draft_support.h"
 #include "kv_cache.h"
+#include "libtorch_errors.h"
 #include "llama_model.h"
 #include "rotary_embedding.h"
 #include "safetensors.h"
