@@ -7,6 +7,7 @@
 #include <numeric>
 #include <vector>
 
+#include "cadenza/sdk/plugin_error.hpp"
 #include "host_api.h"
 #include "kv_cache.h"
 #include "sampling.h"
@@ -38,7 +39,7 @@ std::vector<double> fastest_of_rounds(size_t count, int repeats, Measure&& measu
 medusa::StepCost measure_tree_step_cost(const llama::LlamaModel& model, const drafts::DraftHeads& heads,
                                         const TreeStepCostOptions& options) {
     // The heads sample through the host's services, this process's own.
-    drafts::set_host(host_api());
+    sdk::library().host = host_api();
     const llama::LlamaConfig& config = model.config();
     const int64_t largest = options.max_nodes + 1;
     const int64_t context = std::max<int64_t>(

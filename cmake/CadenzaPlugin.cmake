@@ -1,14 +1,15 @@
 # cadenza_add_plugin(<target> SOURCES <files...> [LIBRARIES <libs...>])
 #
 # A plugin is a MODULE library exporting only cdz_plugin_entry. It links
-# nothing of cadenza: the ABI headers are all it sees of the host. Used by
-# cadenza's own build and, through find_package(cadenza), by third parties.
+# nothing of cadenza: the ABI headers and the header-only C++ SDK over them
+# (cadenza/sdk/) are all it sees of the host. Used by cadenza's own build and,
+# through find_package(cadenza), by third parties.
 set(CADENZA_PLUGIN_EXPORTS_MAP ${CMAKE_CURRENT_LIST_DIR}/plugin_exports.map)
 
 function(cadenza_add_plugin target)
   cmake_parse_arguments(ARG "" "" "SOURCES;LIBRARIES" ${ARGN})
   add_library(${target} MODULE ${ARG_SOURCES})
-  target_link_libraries(${target} PRIVATE cadenza::abi ${ARG_LIBRARIES})
+  target_link_libraries(${target} PRIVATE cadenza::abi cadenza::sdk ${ARG_LIBRARIES})
   set_target_properties(${target} PROPERTIES
     C_VISIBILITY_PRESET hidden
     CXX_VISIBILITY_PRESET hidden
@@ -22,6 +23,7 @@ function(cadenza_add_plugin target)
   if(NOT CADENZA_FUZZ)
     target_link_options(${target} PRIVATE -Wl,--no-undefined)
   endif()
+  set_property(GLOBAL APPEND PROPERTY CADENZA_PLUGIN_TARGETS ${target})
   cadenza_add_plugin_manifest(${target})
   install(TARGETS ${target} LIBRARY DESTINATION ${CADENZA_INSTALL_PLUGIN_DIR})
 endfunction()

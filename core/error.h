@@ -1,22 +1,12 @@
-// The exception the core throws inside itself. It carries the status code
-// that the C ABI boundary turns it into; nothing of it crosses that boundary.
+// The exception the core throws inside itself: the plugin SDK's, so that the
+// libraries the core shares with the plugins throw one type. It carries the
+// status code that the C ABI boundary turns it into.
 #pragma once
 
-#include <stdexcept>
-#include <string>
-
-#include "cadenza/status.h"
+#include "cadenza/sdk/plugin_error.hpp"
 
 namespace cadenza {
 
-class Error : public std::runtime_error {
-public:
-    Error(cdz_status_code code, const std::string& message)
-        : std::runtime_error(message), code_(code) {}
-    cdz_status_code code() const { return code_; }
-
-private:
-    cdz_status_code code_;
-};
+using Error = sdk::Error;
 
 }  // namespace cadenza

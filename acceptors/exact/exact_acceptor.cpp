@@ -39,6 +39,7 @@
 #include <vector>
 
 #include "cadenza/plugin.h"
+#include "cadenza/sdk/plugin_class.hpp"
 #include "common/acceptor_support.h"
 
 namespace cadenza::acceptors::exact {
@@ -46,9 +47,11 @@ namespace {
 
 constexpr const char* plugin_name = "acceptor.exact";
 
-const cdz_host_api* g_host = nullptr;  // set once by cdz_plugin_entry
-
 struct ExactAcceptor {
+    explicit ExactAcceptor(const cdz_instance_args& args);
+    void get_info(cdz_acceptor_info* out) const;
+    void accept(const cdz_accept_input* in, cdz_accept_output* out);
+
     cdz_rng* rng = nullptr;
     // Residual scratch: two rows, reused across calls.
     std::vector<float> scratch[2];
@@ -87,7 +90,7 @@ void run_accept(ExactAcceptor& self, const cdz_accept_input& in, cdz_accept_outp
             // q(i): the child's draft distribution, one-hot at x without one.
             auto q = [&](int64_t i) { return draft ? draft[i] / draft_mass : (i == x ? 1.0 : 0.0); };
 
-            const double u = g_host->rng_uniform(self.rng);
+            const double u = sdk::host().rng_uniform(self.rng);
             if (u < acceptance_probability(residual[x] / residual_mass, q(x))) {
                 accepted = child;
                 break;
@@ -110,7 +113,7 @@ void run_accept(ExactAcceptor& self, const cdz_accept_input& in, cdz_accept_outp
 
         if (accepted < 0) {
             // Correction (after rejections) or bonus (no child to judge).
-            const int64_t token = g_host->sample_index(self.rng, residual, vocab);
+            const int64_t token = sdk::host().sample_index(self.rng, residual, vocab);
             if (token < 0 || token >= vocab) fail(CDZ_STATUS_INTERNAL, "the host's sample_index failed");
             out.emitted_tokens[out.emitted_count++] = static_cast<int32_t>(token);
             return;
@@ -121,37 +124,25 @@ void run_accept(ExactAcceptor& self, const cdz_accept_input& in, cdz_accept_outp
     }
 }
 
-cdz_status* create(const cdz_instance_args* args, void** out_ctx) noexcept {
-    const cdz_host_api* host = args && args->host ? args->host : g_host;
-    return guarded(host, plugin_name, [&] {
-        if (!args || !out_ctx) invalid("args or out_ctx is NULL");
-        *out_ctx = nullptr;
-        if (!args->rng) invalid("no random stream in the instance args");
-        auto self = std::make_unique<ExactAcceptor>();
-        self->rng = args->rng;
-        *out_ctx = self.release();
-    });
+ExactAcceptor::ExactAcceptor(const cdz_instance_args& args) : rng(args.rng) {
+    if (!rng) invalid("no random stream in the instance args");
 }
 
-void destroy(void* ctx) noexcept { delete static_cast<ExactAcceptor*>(ctx); }
-
-cdz_status* get_info(void* ctx, cdz_acceptor_info* out) noexcept {
-    return guarded(g_host, plugin_name, [&] {
-        if (!ctx || !out) invalid("ctx or out is NULL");
-        out->verifies = 1;
-        out->needs_draft_probabilities = 1;
-    });
+void ExactAcceptor::get_info(cdz_acceptor_info* out) const {
+    if (!out) invalid("out is NULL");
+    out->verifies = 1;
+    out->needs_draft_probabilities = 1;
 }
 
-cdz_status* accept(void* ctx, const cdz_accept_input* in, cdz_accept_output* out) noexcept {
-    return guarded(g_host, plugin_name, [&] {
-        if (!ctx) invalid("the acceptor instance is NULL");
-        check_accept_call(in, out, true);
-        run_accept(*static_cast<ExactAcceptor*>(ctx), *in, *out);
-    });
+void ExactAcceptor::accept(const cdz_accept_input* in, cdz_accept_output* out) {
+    check_accept_call(in, out, true);
+    run_accept(*this, *in, *out);
 }
 
-const cdz_acceptor_vtable vtable = stateless_acceptor_vtable(create, destroy, get_info, accept);
+const cdz_acceptor_vtable vtable = {sizeof(cdz_acceptor_vtable), sdk::create<ExactAcceptor>,
+                                    sdk::destroy<ExactAcceptor>, sdk::method<&ExactAcceptor::get_info>,
+                                    sdk::method<&ExactAcceptor::accept>,
+                                    nullptr, nullptr, nullptr, nullptr, nullptr};  // no sessions
 
 const cdz_plugin_descriptor descriptor = {
     sizeof(cdz_plugin_descriptor),
@@ -174,5 +165,5 @@ const cdz_plugin_descriptor* const descriptors[] = {&descriptor};
 
 extern "C" CDZ_PLUGIN_EXPORT cdz_status* cdz_plugin_entry(const cdz_host_api* host, cdz_plugin_list* out) {
     using namespace cadenza::acceptors::exact;
-    return cadenza::acceptors::enter_plugin(host, out, descriptors, plugin_name, &g_host);
+    return cadenza::sdk::enter_plugin(host, out, descriptors, 1, plugin_name);
 }

@@ -7,10 +7,11 @@
 #include <cstddef>
 #include <cstring>
 #include <memory>
-#include <new>
 #include <string>
 
 #include "cadenza/plugin.h"
+#include "cadenza/sdk/plugin_error.hpp"
+#include "cadenza/sdk/plugin_params.hpp"
 #include "pcg_sampler.h"
 #include "token_groups.h"
 
@@ -18,44 +19,6 @@ namespace cadenza::pcg {
 namespace {
 
 constexpr const char* plugin_name = "acceptor.pcg";
-
-const cdz_host_api* g_host = nullptr;  // set by cdz_plugin_entry; lives as long as the process
-
-class PluginError : public std::runtime_error {
-public:
-    PluginError(cdz_status_code code, const std::string& message)
-        : std::runtime_error(message), code_(code) {}
-    cdz_status_code code() const { return code_; }
-
-private:
-    cdz_status_code code_;
-};
-
-// A status made by the host (a params_get_* failure), passed on unchanged.
-struct HostStatus {
-    cdz_status* status;
-};
-
-template <typename Body>
-cdz_status* guarded(Body&& body) noexcept {
-    try {
-        body();
-        return nullptr;
-    } catch (HostStatus& failure) {
-        return failure.status;
-    } catch (const PluginError& error) {
-        return g_host->status_create(error.code(), error.what());
-    } catch (const GroupsError& error) {
-        return g_host->status_create(CDZ_STATUS_INVALID_CONFIG, (std::string(plugin_name) + ": " + error.what()).c_str());
-    } catch (const std::bad_alloc&) {
-        return g_host->status_create(CDZ_STATUS_OUT_OF_MEMORY, "acceptor.pcg: out of memory");
-    } catch (const std::exception& error) {
-        return g_host->status_create(CDZ_STATUS_INTERNAL,
-                                     (std::string(plugin_name) + ": internal error: " + error.what()).c_str());
-    } catch (...) {
-        return g_host->status_create(CDZ_STATUS_INTERNAL, "acceptor.pcg: internal error: unknown exception");
-    }
-}
 
 const cdz_param_spec params[] = {
     {"groups", CDZ_PARAM_PATH, nullptr, 0, 0.0, 0.0, nullptr,
@@ -72,10 +35,10 @@ struct Acceptor {
     StepOutput step;  // reused between calls
 };
 
-double draw_uniform(void* rng) { return g_host->rng_uniform(static_cast<cdz_rng*>(rng)); }
+double draw_uniform(void* rng) { return sdk::host().rng_uniform(static_cast<cdz_rng*>(rng)); }
 
 void check(bool condition, const std::string& message) {
-    if (!condition) throw PluginError(CDZ_STATUS_INVALID_ARGUMENT, std::string(plugin_name) + ": " + message);
+    if (!condition) throw sdk::Error(CDZ_STATUS_INVALID_ARGUMENT, message);
 }
 
 // A probability row: finite, non-negative, summing to 1 (within 1e-3).
@@ -84,34 +47,32 @@ void check_row(const float* row, int64_t vocab, const char* what, int64_t index)
     for (int64_t t = 0; t < vocab; ++t) {
         const float value = row[t];
         if (!(value >= 0.0f) || !std::isfinite(value))
-            throw PluginError(CDZ_STATUS_INVALID_ARGUMENT,
-                              std::string(plugin_name) + ": " + what + " row " + std::to_string(index) + " holds " +
+            throw sdk::Error(CDZ_STATUS_INVALID_ARGUMENT,
+                              std::string(what) + " row " + std::to_string(index) + " holds " +
                                   std::to_string(value) + " at token " + std::to_string(t) +
                                   " (probabilities must be finite and non-negative)");
         total += value;
     }
     if (std::fabs(total - 1.0) > 1e-3)
-        throw PluginError(CDZ_STATUS_INVALID_ARGUMENT, std::string(plugin_name) + ": " + what + " row " +
+        throw sdk::Error(CDZ_STATUS_INVALID_ARGUMENT, std::string(what) + " row " +
                                                            std::to_string(index) + " sums to " + std::to_string(total) +
                                                            ", not 1");
 }
 
 cdz_status* create(const cdz_instance_args* args, void** out_ctx) noexcept {
-    return guarded([&] {
+    return sdk::guarded([&] {
         if (!args || !out_ctx || !args->host || !args->params)
-            throw PluginError(CDZ_STATUS_INVALID_ARGUMENT, "acceptor.pcg: create: args, host, params or out_ctx is NULL");
+            throw sdk::Error(CDZ_STATUS_INVALID_ARGUMENT, "create: args, host, params or out_ctx is NULL");
         *out_ctx = nullptr;
         const cdz_host_api& host = *args->host;
         auto acceptor = std::make_unique<Acceptor>();
-        const char* path = nullptr;
-        if (cdz_status* status = host.params_get_string(args->params, "groups", &path)) throw HostStatus{status};
-        if (cdz_status* status = host.params_get_int(args->params, "max_thinning_rounds", &acceptor->max_thinning_rounds))
-            throw HostStatus{status};
-        if (!path) throw PluginError(CDZ_STATUS_INVALID_CONFIG, "acceptor.pcg: the groups parameter is empty");
-        acceptor->groups_path = path;
+        const sdk::Params params(*args);
+        acceptor->groups_path = params.string("groups");
+        acceptor->max_thinning_rounds = params.integer("max_thinning_rounds");
+        if (acceptor->groups_path.empty()) throw sdk::Error(CDZ_STATUS_INVALID_CONFIG, "the groups parameter is empty");
         acceptor->index = std::make_unique<GroupIndex>(read_token_groups(acceptor->groups_path));
         acceptor->rng = args->rng;
-        if (!acceptor->rng) throw PluginError(CDZ_STATUS_INVALID_ARGUMENT, "acceptor.pcg: the host gave no random stream");
+        if (!acceptor->rng) throw sdk::Error(CDZ_STATUS_INVALID_ARGUMENT, "the host gave no random stream");
         if (host.log_enabled && host.log_enabled(CDZ_LOG_DEBUG)) {
             const std::string message = "loaded " + std::to_string(acceptor->index->file_group_count()) +
                                         " groups over " + std::to_string(acceptor->index->vocab_size()) +
@@ -125,8 +86,8 @@ cdz_status* create(const cdz_instance_args* args, void** out_ctx) noexcept {
 void destroy(void* ctx) noexcept { delete static_cast<Acceptor*>(ctx); }
 
 cdz_status* get_info(void* ctx, cdz_acceptor_info* out) noexcept {
-    return guarded([&] {
-        if (!ctx || !out) throw PluginError(CDZ_STATUS_INVALID_ARGUMENT, "acceptor.pcg: get_info: ctx or out is NULL");
+    return sdk::guarded([&] {
+        if (!ctx || !out) throw sdk::Error(CDZ_STATUS_INVALID_ARGUMENT, "get_info: ctx or out is NULL");
         out->struct_size = sizeof(cdz_acceptor_info);
         out->verifies = 1;
         out->needs_draft_probabilities = 1;
@@ -134,7 +95,7 @@ cdz_status* get_info(void* ctx, cdz_acceptor_info* out) noexcept {
 }
 
 cdz_status* accept(void* ctx, const cdz_accept_input* in, cdz_accept_output* out) noexcept {
-    return guarded([&] {
+    return sdk::guarded([&] {
         check(ctx && in && out, "accept: ctx, input or output is NULL");
         Acceptor& self = *static_cast<Acceptor*>(ctx);
         check(in->struct_size >= offsetof(cdz_accept_input, sampling) && in->tree, "accept: the input has no tree");
@@ -146,12 +107,12 @@ cdz_status* accept(void* ctx, const cdz_accept_input* in, cdz_accept_output* out
               "(emitted) entries");
         const int64_t vocab = in->vocab_size;
         if (vocab != self.index->vocab_size())
-            throw PluginError(CDZ_STATUS_INVALID_ARGUMENT,
-                              std::string(plugin_name) + ": groups file " + self.groups_path + " covers a vocabulary of " +
+            throw sdk::Error(CDZ_STATUS_INVALID_ARGUMENT,
+                              "groups file " + self.groups_path + " covers a vocabulary of " +
                                   std::to_string(self.index->vocab_size()) + " tokens, but the distributions have " +
                                   std::to_string(vocab));
         if (tree.tokens_per_node != 1)
-            throw PluginError(CDZ_STATUS_UNSUPPORTED, std::string(plugin_name) + ": trees with " +
+            throw sdk::Error(CDZ_STATUS_UNSUPPORTED, "trees with " +
                                                           std::to_string(tree.tokens_per_node) +
                                                           " tokens per node are not supported (1 codebook only)");
         const int32_t n = tree.node_count;
@@ -182,16 +143,16 @@ cdz_status* accept(void* ctx, const cdz_accept_input* in, cdz_accept_output* out
         const auto accepted = static_cast<int32_t>(self.step.accepted_nodes.size());
         const auto emitted = static_cast<int32_t>(self.step.emitted.size());
         if (accepted > n || emitted != accepted + 1)
-            throw PluginError(CDZ_STATUS_INTERNAL, "acceptor.pcg: internal error: inconsistent step result");
+            throw sdk::Error(CDZ_STATUS_INTERNAL, "internal error: inconsistent step result");
         // std::copy, not memcpy: no accepted node leaves a null data pointer.
         std::copy(self.step.accepted_nodes.begin(), self.step.accepted_nodes.end(), out->accepted_nodes);
         std::copy(self.step.emitted.begin(), self.step.emitted.end(), out->emitted_tokens);
         out->accepted_count = accepted;
         out->emitted_count = emitted;
-        if (self.step.enumerations > 0 && g_host->log_enabled && g_host->log_enabled(CDZ_LOG_TRACE)) {
+        if (self.step.enumerations > 0 && sdk::host().log_enabled && sdk::host().log_enabled(CDZ_LOG_TRACE)) {
             const std::string message = "residual enumerated over every group " +
                                         std::to_string(self.step.enumerations) + " time(s) this step";
-            g_host->log(CDZ_LOG_TRACE, plugin_name, message.c_str());
+            sdk::host().log(CDZ_LOG_TRACE, plugin_name, message.c_str());
         }
     });
 }
@@ -220,17 +181,5 @@ const cdz_plugin_descriptor* const descriptors[] = {&descriptor};
 
 extern "C" CDZ_PLUGIN_EXPORT cdz_status* cdz_plugin_entry(const cdz_host_api* host, cdz_plugin_list* out) {
     using namespace cadenza::pcg;
-    if (!host || host->abi_major != CDZ_PLUGIN_ABI_MAJOR) {
-        const bool can_report = host && host->status_create;
-        return can_report ? host->status_create(CDZ_STATUS_ABI_MISMATCH, "acceptor.pcg: host ABI major differs") : nullptr;
-    }
-    if (host->struct_size < offsetof(cdz_host_api, tensor_create_cpu) || !host->rng_uniform || !host->params_get_int ||
-        !host->params_get_string || !host->log || !host->log_enabled)
-        return host->status_create(CDZ_STATUS_ABI_MISMATCH, "acceptor.pcg: the host table lacks a function it calls");
-    if (!out) return host->status_create(CDZ_STATUS_INVALID_ARGUMENT, "acceptor.pcg: the plugin list is NULL");
-    g_host = host;
-    out->struct_size = sizeof(cdz_plugin_list);
-    out->descriptors = descriptors;
-    out->count = 1;
-    return nullptr;
+    return cadenza::sdk::enter_plugin(host, out, descriptors, 1, plugin_name);
 }

@@ -10,13 +10,15 @@
 #include <string>
 #include <vector>
 
+#include "cadenza/sdk/plugin_error.hpp"
+
 namespace cadenza::pcg {
 
-// A malformed groups file or an invalid TokenGroups. The message names the
-// file (and the group or byte offset where useful).
-class GroupsError : public std::runtime_error {
+// A malformed groups file or an invalid TokenGroups (INVALID_CONFIG). The
+// message names the file (and the group or byte offset where useful).
+class GroupsError : public sdk::Error {
 public:
-    using std::runtime_error::runtime_error;
+    explicit GroupsError(const std::string& message) : sdk::Error(CDZ_STATUS_INVALID_CONFIG, message) {}
 };
 
 inline constexpr char groups_magic[8] = {'C', 'D', 'Z', 'G', 'R', 'P', '\0', '\0'};

@@ -36,6 +36,8 @@
 #include <vector>
 
 #include "cadenza/plugin.h"
+#include "cadenza/sdk/plugin_class.hpp"
+#include "cadenza/sdk/plugin_params.hpp"
 #include "common/acceptor_support.h"
 
 namespace cadenza::acceptors::tolerance {
@@ -43,12 +45,14 @@ namespace {
 
 constexpr const char* plugin_name = "acceptor.tolerance";
 
-const cdz_host_api* g_host = nullptr;  // set once by cdz_plugin_entry
-
 // Log-products closer than this are ties (double rounding, not preference).
 constexpr double tie_tolerance = 1e-10;
 
 struct ToleranceAcceptor {
+    explicit ToleranceAcceptor(const cdz_instance_args& args);
+    void get_info(cdz_acceptor_info* out) const;
+    void accept(const cdz_accept_input* in, cdz_accept_output* out);
+
     cdz_rng* rng = nullptr;
     int32_t tau = 3;
     // Scratch kept between calls.
@@ -76,7 +80,7 @@ double build_cumulative(ToleranceAcceptor& self, const float* row, int64_t vocab
 
 // One draw from the row whose cumulative sums are in self.cumulative.
 int32_t draw(ToleranceAcceptor& self, int64_t vocab, double total) {
-    const double target = g_host->rng_uniform(self.rng) * total;
+    const double target = sdk::host().rng_uniform(self.rng) * total;
     const auto begin = self.cumulative.begin();
     const auto end = begin + vocab;
     // The first index whose cumulative mass exceeds the target has a
@@ -170,41 +174,28 @@ const cdz_param_spec params[] = {
      "target samples per node: a draft is accepted if it matches any of them (1 is MEDUSA's rule)"},
 };
 
-cdz_status* create(const cdz_instance_args* args, void** out_ctx) noexcept {
-    const cdz_host_api* host = args && args->host ? args->host : g_host;
-    return guarded(host, plugin_name, [&] {
-        if (!args || !out_ctx) invalid("args or out_ctx is NULL");
-        *out_ctx = nullptr;
-        if (!args->rng) invalid("no random stream in the instance args");
-        int64_t tau = 0;
-        if (cdz_status* status = host->params_get_int(args->params, "tau", &tau)) throw HostStatus{status};
-        if (tau < 1 || tau > 64) invalid("tau must be in [1, 64], got " + std::to_string(tau));
-        auto self = std::make_unique<ToleranceAcceptor>();
-        self->rng = args->rng;
-        self->tau = static_cast<int32_t>(tau);
-        *out_ctx = self.release();
-    });
+ToleranceAcceptor::ToleranceAcceptor(const cdz_instance_args& args) : rng(args.rng) {
+    if (!rng) invalid("no random stream in the instance args");
+    const int64_t tau_param = sdk::Params(args).integer("tau");
+    if (tau_param < 1 || tau_param > 64) invalid("tau must be in [1, 64], got " + std::to_string(tau_param));
+    tau = static_cast<int32_t>(tau_param);
 }
 
-void destroy(void* ctx) noexcept { delete static_cast<ToleranceAcceptor*>(ctx); }
-
-cdz_status* get_info(void* ctx, cdz_acceptor_info* out) noexcept {
-    return guarded(g_host, plugin_name, [&] {
-        if (!ctx || !out) invalid("ctx or out is NULL");
-        out->verifies = 1;
-        out->needs_draft_probabilities = 0;
-    });
+void ToleranceAcceptor::get_info(cdz_acceptor_info* out) const {
+    if (!out) invalid("out is NULL");
+    out->verifies = 1;
+    out->needs_draft_probabilities = 0;
 }
 
-cdz_status* accept(void* ctx, const cdz_accept_input* in, cdz_accept_output* out) noexcept {
-    return guarded(g_host, plugin_name, [&] {
-        if (!ctx) invalid("the acceptor instance is NULL");
-        check_accept_call(in, out, true);
-        run_accept(*static_cast<ToleranceAcceptor*>(ctx), *in, *out);
-    });
+void ToleranceAcceptor::accept(const cdz_accept_input* in, cdz_accept_output* out) {
+    check_accept_call(in, out, true);
+    run_accept(*this, *in, *out);
 }
 
-const cdz_acceptor_vtable vtable = stateless_acceptor_vtable(create, destroy, get_info, accept);
+const cdz_acceptor_vtable vtable = {sizeof(cdz_acceptor_vtable), sdk::create<ToleranceAcceptor>,
+                                    sdk::destroy<ToleranceAcceptor>, sdk::method<&ToleranceAcceptor::get_info>,
+                                    sdk::method<&ToleranceAcceptor::accept>,
+                                    nullptr, nullptr, nullptr, nullptr, nullptr};  // no sessions
 
 const cdz_plugin_descriptor descriptor = {
     sizeof(cdz_plugin_descriptor),
@@ -227,5 +218,5 @@ const cdz_plugin_descriptor* const descriptors[] = {&descriptor};
 
 extern "C" CDZ_PLUGIN_EXPORT cdz_status* cdz_plugin_entry(const cdz_host_api* host, cdz_plugin_list* out) {
     using namespace cadenza::acceptors::tolerance;
-    return cadenza::acceptors::enter_plugin(host, out, descriptors, plugin_name, &g_host);
+    return cadenza::sdk::enter_plugin(host, out, descriptors, 1, plugin_name);
 }

@@ -21,11 +21,14 @@
 #include <string>
 #include <vector>
 
+#include "cadenza/sdk/plugin_error.hpp"
+
 namespace cadenza {
 
-class TransitionFileError : public std::runtime_error {
+// INVALID_ARGUMENT, the message naming the file.
+class TransitionFileError : public sdk::Error {
 public:
-    using std::runtime_error::runtime_error;
+    explicit TransitionFileError(const std::string& message) : sdk::Error(CDZ_STATUS_INVALID_ARGUMENT, message) {}
 };
 
 class TransitionMatrix {

@@ -49,16 +49,14 @@
 // probable state instead (the heads' argmax; step 1 the sampled state).
 #include <algorithm>
 #include <cmath>
-#include <cstring>
-#include <exception>
 #include <limits>
 #include <memory>
-#include <new>
-#include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "cadenza/plugin.h"
+#include "cadenza/sdk/plugin_error.hpp"
+#include "cadenza/sdk/plugin_params.hpp"
 #include "transition_matrix.h"
 
 namespace cadenza::viterbi {
@@ -66,44 +64,6 @@ namespace {
 
 constexpr const char* plugin_name = "acceptor.viterbi";
 constexpr double negative_infinity = -std::numeric_limits<double>::infinity();
-
-const cdz_host_api* g_host = nullptr;  // set by cdz_plugin_entry, lives as long as the process
-
-class AcceptorError : public std::runtime_error {
-public:
-    AcceptorError(cdz_status_code code, const std::string& message) : std::runtime_error(message), code_(code) {}
-    cdz_status_code code() const { return code_; }
-
-private:
-    cdz_status_code code_;
-};
-
-cdz_status* make_status(cdz_status_code code, const std::string& message) noexcept {
-    try {
-        return g_host->status_create(code, (std::string(plugin_name) + ": " + message).c_str());
-    } catch (...) {
-        return g_host->status_create(code, plugin_name);
-    }
-}
-
-// Runs `body`; no exception crosses the C ABI.
-template <typename Body>
-cdz_status* guarded(Body&& body) noexcept {
-    try {
-        body();
-        return nullptr;
-    } catch (const AcceptorError& error) {
-        return make_status(error.code(), error.what());
-    } catch (const TransitionFileError& error) {
-        return make_status(CDZ_STATUS_INVALID_ARGUMENT, error.what());
-    } catch (const std::bad_alloc&) {
-        return make_status(CDZ_STATUS_OUT_OF_MEMORY, "out of memory");
-    } catch (const std::exception& error) {
-        return make_status(CDZ_STATUS_INTERNAL, error.what());
-    } catch (...) {
-        return make_status(CDZ_STATUS_INTERNAL, "unknown exception");
-    }
-}
 
 enum class Lattice { per_head, union_of_heads };
 
@@ -157,38 +117,28 @@ const cdz_param_spec params[] = {
 };
 
 Viterbi& viterbi_of(void* ctx) {
-    if (!ctx) throw AcceptorError(CDZ_STATUS_INVALID_ARGUMENT, "the acceptor instance is NULL");
+    if (!ctx) throw sdk::Error(CDZ_STATUS_INVALID_ARGUMENT, "the acceptor instance is NULL");
     return *static_cast<Viterbi*>(ctx);
 }
 
 cdz_status* create(const cdz_instance_args* args, void** out_ctx) noexcept {
-    if (!args || !out_ctx || !args->params) return make_status(CDZ_STATUS_INVALID_ARGUMENT, "args or out_ctx is NULL");
-    *out_ctx = nullptr;
-    const cdz_host_api* host = args->host ? args->host : g_host;
-    const char* path = nullptr;
-    const char* lattice = nullptr;
-    int64_t top_k = 0, heads = 0;
-    int sample_first = 1, prefix_transition = 1;
-    cdz_status* status = nullptr;
-    if ((status = host->params_get_string(args->params, "transitions", &path)) ||
-        (status = host->params_get_int(args->params, "top_k", &top_k)) ||
-        (status = host->params_get_int(args->params, "heads", &heads)) ||
-        (status = host->params_get_bool(args->params, "sample_first", &sample_first)) ||
-        (status = host->params_get_bool(args->params, "prefix_transition", &prefix_transition)) ||
-        (status = host->params_get_string(args->params, "lattice", &lattice)))
-        return status;
-    return guarded([&] {
+    return sdk::guarded([&] {
+        if (!args || !out_ctx || !args->params) throw sdk::Error(CDZ_STATUS_INVALID_ARGUMENT, "args or out_ctx is NULL");
+        *out_ctx = nullptr;
+        const sdk::Params params(*args);
         auto viterbi = std::make_unique<Viterbi>();
-        viterbi->transitions_path = path;
-        viterbi->transitions = TransitionMatrix::load(path);
+        viterbi->transitions_path = params.string("transitions");
+        const int64_t top_k = params.integer("top_k");
+        const int64_t heads = params.integer("heads");
+        viterbi->sample_first = params.boolean("sample_first");
+        viterbi->prefix_transition = params.boolean("prefix_transition");
+        viterbi->lattice = params.string("lattice") == "union" ? Lattice::union_of_heads : Lattice::per_head;
+        viterbi->transitions = TransitionMatrix::load(viterbi->transitions_path);
         viterbi->top_k = static_cast<int32_t>(top_k);
         viterbi->heads = static_cast<int32_t>(heads);
-        viterbi->sample_first = sample_first != 0;
-        viterbi->prefix_transition = prefix_transition != 0;
-        viterbi->lattice = std::strcmp(lattice, "union") == 0 ? Lattice::union_of_heads : Lattice::per_head;
         viterbi->rng = args->rng;
         if (viterbi->sample_first && !viterbi->rng)
-            throw AcceptorError(CDZ_STATUS_INVALID_ARGUMENT, "sample_first needs a random stream, and args->rng is NULL");
+            throw sdk::Error(CDZ_STATUS_INVALID_ARGUMENT, "sample_first needs a random stream, and args->rng is NULL");
         *out_ctx = viterbi.release();
     });
 }
@@ -196,9 +146,9 @@ cdz_status* create(const cdz_instance_args* args, void** out_ctx) noexcept {
 void destroy(void* ctx) noexcept { delete static_cast<Viterbi*>(ctx); }
 
 cdz_status* get_info(void* ctx, cdz_acceptor_info* out) noexcept {
-    return guarded([&] {
+    return sdk::guarded([&] {
         viterbi_of(ctx);
-        if (!out) throw AcceptorError(CDZ_STATUS_INVALID_ARGUMENT, "out is NULL");
+        if (!out) throw sdk::Error(CDZ_STATUS_INVALID_ARGUMENT, "out is NULL");
         out->verifies = 0;               // emits without a verification pass
         out->needs_draft_probabilities = 1;  // the heads' distributions S_t
     });
@@ -216,7 +166,7 @@ int32_t select_top_k(const float* row, int64_t vocab, int32_t k, Candidate* out,
     if (invalid)
         for (int64_t token = 0; token < vocab; ++token)
             if (!(row[token] >= 0.0f) || row[token] > 1.001f)
-                throw AcceptorError(CDZ_STATUS_INVALID_ARGUMENT,
+                throw sdk::Error(CDZ_STATUS_INVALID_ARGUMENT,
                                     "draft_probabilities row " + std::to_string(head) + " holds " +
                                         std::to_string(row[token]) + " at token " + std::to_string(token) +
                                         ", not a probability");
@@ -241,38 +191,38 @@ int32_t token_index(const std::vector<int32_t>& tokens, int32_t token) {
 }
 
 void check_input(const Viterbi& self, const cdz_accept_input* in, const cdz_accept_output* out) {
-    if (!in || !out) throw AcceptorError(CDZ_STATUS_INVALID_ARGUMENT, "input or output is NULL");
+    if (!in || !out) throw sdk::Error(CDZ_STATUS_INVALID_ARGUMENT, "input or output is NULL");
     if (in->struct_size < sizeof(cdz_accept_input) || out->struct_size < sizeof(cdz_accept_output))
-        throw AcceptorError(CDZ_STATUS_INVALID_ARGUMENT, "input or output struct is smaller than this ABI's");
+        throw sdk::Error(CDZ_STATUS_INVALID_ARGUMENT, "input or output struct is smaller than this ABI's");
     const cdz_token_tree* tree = in->tree;
-    if (!tree) throw AcceptorError(CDZ_STATUS_INVALID_ARGUMENT, "the token tree is NULL");
+    if (!tree) throw sdk::Error(CDZ_STATUS_INVALID_ARGUMENT, "the token tree is NULL");
     if (tree->node_count <= 0)
-        throw AcceptorError(CDZ_STATUS_INVALID_ARGUMENT,
+        throw sdk::Error(CDZ_STATUS_INVALID_ARGUMENT,
                             "the drafter proposed no nodes; Viterbi decoding needs the distributions of at least "
                             "one multi-token prediction head (pair this acceptor with draft.mtp)");
     if (!tree->tokens || !tree->parents)
-        throw AcceptorError(CDZ_STATUS_INVALID_ARGUMENT, "the token tree has NULL tokens or parents");
+        throw sdk::Error(CDZ_STATUS_INVALID_ARGUMENT, "the token tree has NULL tokens or parents");
     if (tree->tokens_per_node != 1)
-        throw AcceptorError(CDZ_STATUS_UNSUPPORTED, "trees of " + std::to_string(tree->tokens_per_node) +
+        throw sdk::Error(CDZ_STATUS_UNSUPPORTED, "trees of " + std::to_string(tree->tokens_per_node) +
                                                         " tokens per node are not supported (one codebook only)");
     for (int32_t i = 0; i < tree->node_count; ++i)
         if (tree->parents[i] != i - 1)
-            throw AcceptorError(CDZ_STATUS_INVALID_ARGUMENT,
+            throw sdk::Error(CDZ_STATUS_INVALID_ARGUMENT,
                                 "node " + std::to_string(i) + " has parent " + std::to_string(tree->parents[i]) +
                                     "; Viterbi decoding needs a chain whose node i is head i's prediction");
     if (!in->draft_probabilities)
-        throw AcceptorError(CDZ_STATUS_INVALID_ARGUMENT,
+        throw sdk::Error(CDZ_STATUS_INVALID_ARGUMENT,
                             "draft_probabilities is NULL; it must hold each head's distribution over the vocabulary");
     if (in->vocab_size != self.transitions.vocab_size())
-        throw AcceptorError(CDZ_STATUS_INVALID_ARGUMENT,
+        throw sdk::Error(CDZ_STATUS_INVALID_ARGUMENT,
                             "the transitions file " + self.transitions_path + " covers a vocabulary of " +
                                 std::to_string(self.transitions.vocab_size()) + " tokens, but the heads predict " +
                                 std::to_string(in->vocab_size) +
                                 " (build it with `cadenza build-transitions --vocab " +
                                 std::to_string(in->vocab_size) + "` over the backbone's token ids)");
-    if (!out->emitted_tokens) throw AcceptorError(CDZ_STATUS_INVALID_ARGUMENT, "emitted_tokens is NULL");
+    if (!out->emitted_tokens) throw sdk::Error(CDZ_STATUS_INVALID_ARGUMENT, "emitted_tokens is NULL");
     if (out->emitted_capacity < tree->node_count)
-        throw AcceptorError(CDZ_STATUS_INVALID_ARGUMENT,
+        throw sdk::Error(CDZ_STATUS_INVALID_ARGUMENT,
                             "emitted_tokens has room for " + std::to_string(out->emitted_capacity) +
                                 " tokens, fewer than the tree's " + std::to_string(tree->node_count) + " nodes");
 }
@@ -292,7 +242,7 @@ void accept_heads(Viterbi& self, const cdz_accept_input* in, cdz_accept_output* 
         const float* row = in->draft_probabilities + static_cast<size_t>(t) * static_cast<size_t>(vocab);
         self.candidate_count[t] = select_top_k(row, vocab, k, &self.candidates[static_cast<size_t>(t) * k], t);
         if (self.candidate_count[t] == 0)
-            throw AcceptorError(CDZ_STATUS_INVALID_ARGUMENT,
+            throw sdk::Error(CDZ_STATUS_INVALID_ARGUMENT,
                                 "draft_probabilities row " + std::to_string(t) + " has no positive probability");
     }
 
@@ -351,9 +301,9 @@ void accept_heads(Viterbi& self, const cdz_accept_input* in, cdz_accept_output* 
             return true;
         };
         if (!(from_previous && weigh(true))) weigh(false);
-        const int64_t drawn = g_host->sample_index(self.rng, self.first_weights.data(), count);
+        const int64_t drawn = sdk::host().sample_index(self.rng, self.first_weights.data(), count);
         if (drawn < 0 || drawn >= count)
-            throw AcceptorError(CDZ_STATUS_INTERNAL, "the host's sample_index returned an index out of range");
+            throw sdk::Error(CDZ_STATUS_INTERNAL, "the host's sample_index returned an index out of range");
         first_token = self.candidates[drawn].token;
     }
 
@@ -445,13 +395,13 @@ struct Session {
 };
 
 Session& session_of(void* session) {
-    if (!session) throw AcceptorError(CDZ_STATUS_INVALID_ARGUMENT, "the session is NULL");
+    if (!session) throw sdk::Error(CDZ_STATUS_INVALID_ARGUMENT, "the session is NULL");
     return *static_cast<Session*>(session);
 }
 
 cdz_status* session_create(void* ctx, void** out_session) noexcept {
-    return guarded([&] {
-        if (!out_session) throw AcceptorError(CDZ_STATUS_INVALID_ARGUMENT, "out_session is NULL");
+    return sdk::guarded([&] {
+        if (!out_session) throw sdk::Error(CDZ_STATUS_INVALID_ARGUMENT, "out_session is NULL");
         *out_session = new Session{&viterbi_of(ctx)};
     });
 }
@@ -461,31 +411,31 @@ void session_destroy(void* session) noexcept { delete static_cast<Session*>(sess
 // The last of `tokens`, or `otherwise` when there are none.
 int32_t last_token(const int32_t* tokens, int64_t count, int32_t otherwise) {
     if (count < 0 || (count > 0 && !tokens))
-        throw AcceptorError(CDZ_STATUS_INVALID_ARGUMENT, "the tokens are NULL or their count is negative");
+        throw sdk::Error(CDZ_STATUS_INVALID_ARGUMENT, "the tokens are NULL or their count is negative");
     return count > 0 ? tokens[count - 1] : otherwise;
 }
 
 // Without a session, x_0 is the input's sequence's last token.
 cdz_status* accept(void* ctx, const cdz_accept_input* in, cdz_accept_output* out) noexcept {
-    return guarded([&] {
+    return sdk::guarded([&] {
         const int32_t previous = in ? last_token(in->sequence, in->sequence_length, -1) : -1;
         accept_heads(viterbi_of(ctx), in, out, previous);
     });
 }
 
 cdz_status* session_reset(void* session, const int32_t* tokens, int64_t count) noexcept {
-    return guarded([&] { session_of(session).previous = last_token(tokens, count, -1); });
+    return sdk::guarded([&] { session_of(session).previous = last_token(tokens, count, -1); });
 }
 
 cdz_status* session_commit(void* session, const int32_t* tokens, int64_t count) noexcept {
-    return guarded([&] {
+    return sdk::guarded([&] {
         Session& state = session_of(session);
         state.previous = last_token(tokens, count, state.previous);
     });
 }
 
 cdz_status* session_accept(void* session, const cdz_accept_input* in, cdz_accept_output* out) noexcept {
-    return guarded([&] {
+    return sdk::guarded([&] {
         Session& state = session_of(session);
         accept_heads(*state.viterbi, in, out, state.previous);
     });
@@ -517,15 +467,5 @@ const cdz_plugin_descriptor* const descriptors[] = {&descriptor};
 
 extern "C" CDZ_PLUGIN_EXPORT cdz_status* cdz_plugin_entry(const cdz_host_api* host, cdz_plugin_list* out) {
     using namespace cadenza::viterbi;
-    if (out) out->count = 0;
-    if (!host || !host->status_create) return nullptr;  // nothing to report an error with
-    if (host->abi_major != CDZ_PLUGIN_ABI_MAJOR)
-        return host->status_create(CDZ_STATUS_ABI_MISMATCH, "acceptor.viterbi: the host's plugin ABI major differs");
-    if (host->struct_size < sizeof(cdz_host_api))
-        return host->status_create(CDZ_STATUS_ABI_MISMATCH, "acceptor.viterbi: the host's service table is too old");
-    if (!out) return host->status_create(CDZ_STATUS_INVALID_ARGUMENT, "acceptor.viterbi: out is NULL");
-    g_host = host;
-    out->descriptors = descriptors;
-    out->count = 1;
-    return nullptr;
+    return cadenza::sdk::enter_plugin(host, out, descriptors, 1, plugin_name);
 }

@@ -5,7 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "error.h"
+#include "cadenza/sdk/plugin_error.hpp"
 #include "json_fields.h"
 
 namespace cadenza::encodec {
@@ -29,7 +29,7 @@ nlohmann::json official_arguments(const std::string& name) {
                 {"target_bandwidths", {3.0, 6.0, 12.0, 24.0}}, {"normalize", true}, {"segment", 1.0}};
     std::string names;
     for (const std::string& known : EncodecConfig::official_names()) names += (names.empty() ? "" : ", ") + known;
-    throw Error(CDZ_STATUS_INVALID_CONFIG, "unknown official EnCodec model '" + name + "' (" + names + ")");
+    throw sdk::Error(CDZ_STATUS_INVALID_CONFIG, "unknown official EnCodec model '" + name + "' (" + names + ")");
 }
 
 // Python's float floor division, as the factory's n_q formula uses it.
@@ -58,7 +58,7 @@ public:
     EncodecConfig config;
 
     void apply(const nlohmann::json& json, const std::string& where) {
-        if (!json.is_object()) throw Error(CDZ_STATUS_INVALID_CONFIG, where + " must be a JSON object");
+        if (!json.is_object()) throw sdk::Error(CDZ_STATUS_INVALID_CONFIG, where + " must be a JSON object");
         nlohmann::json shared = nlohmann::json::object();
         for (const auto& [key, value] : json.items()) {
             const std::string at = where + "." + key;
@@ -70,7 +70,7 @@ public:
             else if (key == "n_q") set_n_q(json_int(value, at));
             else if (!apply_model_argument(key, value, at) && key != "encoder" && key != "decoder" &&
                      key != "quantizer" && key != "model")
-                throw Error(CDZ_STATUS_INVALID_CONFIG, where + ": unknown key '" + key + "'");
+                throw sdk::Error(CDZ_STATUS_INVALID_CONFIG, where + ": unknown key '" + key + "'");
         }
         if (!shared.empty()) {
             seanet::apply_seanet_arguments(config.encoder, shared, false, where);
@@ -87,16 +87,16 @@ public:
         if (json.contains("quantizer")) apply_quantizer(json["quantizer"], where + ".quantizer");
         if (json.contains("model")) {
             const nlohmann::json& model = json["model"];
-            if (!model.is_object()) throw Error(CDZ_STATUS_INVALID_CONFIG, where + ".model must be an object");
+            if (!model.is_object()) throw sdk::Error(CDZ_STATUS_INVALID_CONFIG, where + ".model must be an object");
             for (const auto& [key, value] : model.items())
                 if (!apply_model_argument(key, value, where + ".model." + key))
-                    throw Error(CDZ_STATUS_INVALID_CONFIG, where + ".model: unknown argument '" + key + "'");
+                    throw sdk::Error(CDZ_STATUS_INVALID_CONFIG, where + ".model: unknown argument '" + key + "'");
         }
     }
 
     EncodecConfig finish(const std::string& where) {
         if (config.target_bandwidths.empty())
-            throw Error(CDZ_STATUS_INVALID_CONFIG, where + ": target_bandwidths is missing or empty");
+            throw sdk::Error(CDZ_STATUS_INVALID_CONFIG, where + ": target_bandwidths is missing or empty");
         if (!n_q_given_ && config.sample_rate >= 1) {
             // The factory: n_q = int(1000 * bandwidths[-1] // (ceil(sample_rate / hop) * 10)).
             const int64_t frame_rate = ceil_div(config.sample_rate, std::max<int64_t>(1, config.encoder.hop_length()));
@@ -105,11 +105,11 @@ public:
         }
         config.validate(where);
         if (stated_hop_ && *stated_hop_ != config.hop_length())
-            throw Error(CDZ_STATUS_INVALID_CONFIG, where + ": hop_length " + std::to_string(*stated_hop_) +
+            throw sdk::Error(CDZ_STATUS_INVALID_CONFIG, where + ": hop_length " + std::to_string(*stated_hop_) +
                                                        " does not match the ratios' product " +
                                                        std::to_string(config.hop_length()));
         if (stated_frame_rate_ && *stated_frame_rate_ != static_cast<double>(config.frame_rate()))
-            throw Error(CDZ_STATUS_INVALID_CONFIG, where + ": frame_rate does not match ceil(sample_rate / hop) = " +
+            throw sdk::Error(CDZ_STATUS_INVALID_CONFIG, where + ": frame_rate does not match ceil(sample_rate / hop) = " +
                                                        std::to_string(config.frame_rate()));
         return config;
     }
@@ -134,7 +134,7 @@ private:
     }
 
     void apply_quantizer(const nlohmann::json& quantizer, const std::string& where) {
-        if (!quantizer.is_object()) throw Error(CDZ_STATUS_INVALID_CONFIG, where + " must be an object");
+        if (!quantizer.is_object()) throw sdk::Error(CDZ_STATUS_INVALID_CONFIG, where + " must be an object");
         static const std::set<std::string> training_only = {"decay", "kmeans_init", "kmeans_iters",
                                                             "threshold_ema_dead_code"};
         for (const auto& [key, value] : quantizer.items()) {
@@ -143,7 +143,7 @@ private:
             else if (key == "n_q") set_n_q(json_int(value, at));
             else if (key == "bins") config.quantizer.bins = json_int(value, at);
             else if (!training_only.count(key))
-                throw Error(CDZ_STATUS_INVALID_CONFIG, where + ": unknown argument '" + key + "'");
+                throw sdk::Error(CDZ_STATUS_INVALID_CONFIG, where + ": unknown argument '" + key + "'");
         }
     }
 
@@ -164,7 +164,7 @@ int64_t EncodecConfig::codebooks_for_bandwidth(double kbps) const {
         choices += (choices.empty() ? "" : ", ") + nlohmann::json(target).dump();
     }
     if (!known)
-        throw Error(CDZ_STATUS_INVALID_CONFIG, "bandwidth " + nlohmann::json(kbps).dump() +
+        throw sdk::Error(CDZ_STATUS_INVALID_CONFIG, "bandwidth " + nlohmann::json(kbps).dump() +
                                                    " kbps is not one of the model's target bandwidths (" + choices + ")");
     // get_num_quantizers_for_bandwidth, then the quantizer's layers[:n_q].
     const double per_codebook = std::log2(static_cast<double>(quantizer.bins)) * static_cast<double>(frame_rate());
@@ -191,7 +191,7 @@ std::optional<int64_t> EncodecConfig::segment_frames() const {
 
 void EncodecConfig::validate(const std::string& where) const {
     auto require = [&](bool ok, const std::string& message) {
-        if (!ok) throw Error(CDZ_STATUS_INVALID_CONFIG, where + ": " + message);
+        if (!ok) throw sdk::Error(CDZ_STATUS_INVALID_CONFIG, where + ": " + message);
     };
     encoder.validate(where + ".encoder");
     decoder.validate(where + ".decoder");
@@ -242,7 +242,7 @@ EncodecConfig EncodecConfig::resolve(const std::string& name_or_path, const std:
     std::filesystem::path path(name_or_path);
     if (path.is_relative()) path = base_directory / path;
     if (!std::filesystem::is_regular_file(path))
-        throw Error(CDZ_STATUS_NOT_FOUND, "config '" + name_or_path + "' is neither an official model (" +
+        throw sdk::Error(CDZ_STATUS_NOT_FOUND, "config '" + name_or_path + "' is neither an official model (" +
                                               official_names()[0] + ", " + official_names()[1] +
                                               ") nor an existing file (looked for " + path.string() + ")");
     return from_file(path);

@@ -41,7 +41,7 @@ struct EncodecConfig {
     // are concatenated at the C ABI.
     std::optional<int64_t> segment_frames() const;
 
-    // Throws cadenza::Error naming `where` when the parts do not fit together.
+    // Throws cadenza::sdk::Error naming `where` when the parts do not fit together.
     void validate(const std::string& where) const;
 
     static const std::vector<std::string>& official_names();  // encodec_24khz, encodec_48khz

@@ -3,7 +3,7 @@
 #include <ATen/ops/linspace.h>
 #include <ATen/ops/zeros.h>
 
-#include "error.h"
+#include "cadenza/sdk/plugin_error.hpp"
 #include "state_dict_file.h"
 
 namespace cadenza::encodec {
@@ -42,7 +42,7 @@ EncodecModel::Normalized EncodecModel::normalize(const at::Tensor& segment) cons
 
 std::vector<EncodedSegment> EncodecModel::encode(const at::Tensor& audio, double bandwidth) const {
     if (audio.dim() != 3 || audio.size(1) != config_.channels || audio.size(2) < 1)
-        throw Error(CDZ_STATUS_INVALID_ARGUMENT, "EnCodec encodes [batch, " + std::to_string(config_.channels) +
+        throw sdk::Error(CDZ_STATUS_INVALID_ARGUMENT, "EnCodec encodes [batch, " + std::to_string(config_.channels) +
                                                      ", samples] audio with at least one sample");
     const int64_t codebooks = config_.codebooks_for_bandwidth(bandwidth);
     const int64_t length = audio.size(2);
@@ -60,17 +60,17 @@ std::vector<EncodedSegment> EncodecModel::encode(const at::Tensor& audio, double
 
 at::Tensor EncodecModel::decode_segment(const EncodedSegment& segment) const {
     if (segment.codes.dim() != 3)
-        throw Error(CDZ_STATUS_INVALID_ARGUMENT, "EnCodec decodes codes of shape [batch, codebooks, frames]");
+        throw sdk::Error(CDZ_STATUS_INVALID_ARGUMENT, "EnCodec decodes codes of shape [batch, codebooks, frames]");
     const at::Tensor embeddings = quantizer_.decode(segment.codes.to(device_).transpose(0, 1));
     const at::Tensor audio = decoder_.forward(embeddings);
     return segment.scale.defined() ? audio * segment.scale.to(device_).view({-1, 1, 1}) : audio;
 }
 
 at::Tensor EncodecModel::decode(const std::vector<EncodedSegment>& segments) const {
-    if (segments.empty()) throw Error(CDZ_STATUS_INVALID_ARGUMENT, "EnCodec: nothing to decode");
+    if (segments.empty()) throw sdk::Error(CDZ_STATUS_INVALID_ARGUMENT, "EnCodec: nothing to decode");
     if (!config_.segment) {
         if (segments.size() != 1)
-            throw Error(CDZ_STATUS_INVALID_ARGUMENT, "a model without segments decodes exactly one segment");
+            throw sdk::Error(CDZ_STATUS_INVALID_ARGUMENT, "a model without segments decodes exactly one segment");
         return decode_segment(segments.front());
     }
     std::vector<at::Tensor> frames;
@@ -92,14 +92,14 @@ at::Tensor linear_overlap_add(const std::vector<at::Tensor>& frames, int64_t str
     for (const at::Tensor& frame : frames) {
         const int64_t length = frame.size(-1);
         if (length > frame_length)
-            throw Error(CDZ_STATUS_INVALID_ARGUMENT, "overlap-add: a segment is longer than the first one");
+            throw sdk::Error(CDZ_STATUS_INVALID_ARGUMENT, "overlap-add: a segment is longer than the first one");
         const at::Tensor w = weight.narrow(0, 0, length);
         out.narrow(-1, offset, length).add_(w * frame);
         sum_weight.narrow(0, offset, length).add_(w);
         offset += stride;
     }
     if (sum_weight.min().item<float>() <= 0)
-        throw Error(CDZ_STATUS_INVALID_ARGUMENT, "overlap-add: segments leave a gap (stride larger than a segment)");
+        throw sdk::Error(CDZ_STATUS_INVALID_ARGUMENT, "overlap-add: segments leave a gap (stride larger than a segment)");
     return out / sum_weight;
 }
 

@@ -4,7 +4,7 @@
 #include <ATen/ops/empty.h>
 #include <ATen/ops/full.h>
 
-#include "error.h"
+#include "cadenza/sdk/plugin_error.hpp"
 
 namespace cadenza::encodec {
 
@@ -77,7 +77,7 @@ at::Tensor EncodecMonoCodec::encode(const at::Tensor& samples) const {
 std::vector<EncodedSegment> EncodecMonoCodec::segments_of(const at::Tensor& codes) const {
     const EncodecConfig& config = model_->config();
     if (codes.size(0) < 1 || codes.size(0) > config.quantizer.n_q)
-        throw Error(CDZ_STATUS_INVALID_ARGUMENT, "codes have " + std::to_string(codes.size(0)) +
+        throw sdk::Error(CDZ_STATUS_INVALID_ARGUMENT, "codes have " + std::to_string(codes.size(0)) +
                                                      " codebooks; the model decodes 1 to " +
                                                      std::to_string(config.quantizer.n_q));
     const int64_t frames = codes.size(1);

@@ -4,9 +4,10 @@
 #include <memory>
 
 #include "cadenza/plugin.h"
+#include "cadenza/sdk/plugin_error.hpp"
 #include "codec_plugin_glue.h"
 #include "encodec_mono_codec.h"
-#include "error.h"
+#include "libtorch_errors.h"
 
 namespace {
 
@@ -28,7 +29,7 @@ const cdz_param_spec params[] = {
     {"threads", CDZ_PARAM_INT, "0", 1, 0, 1024, nullptr, "LibTorch intra-op threads (process-wide); 0: leave as is"},
 };
 
-std::unique_ptr<codec_plugin::MonoCodec> make_codec(const cdz_instance_args& args, const codec_plugin::Params& p) {
+std::unique_ptr<codec_plugin::MonoCodec> make_codec(const cdz_instance_args& args, const sdk::Params& p) {
     const std::filesystem::path checkpoint = p.string("checkpoint");
     const EncodecConfig config = EncodecConfig::resolve(p.string("config"), checkpoint.parent_path());
     const double bandwidth = p.number("bandwidth");
@@ -39,11 +40,7 @@ std::unique_ptr<codec_plugin::MonoCodec> make_codec(const cdz_instance_args& arg
     return std::make_unique<EncodecMonoCodec>(std::move(model), bandwidth, p.number("decode_scale"));
 }
 
-cdz_status* create(const cdz_instance_args* args, void** out_ctx) {
-    return codec_plugin::create(plugin_name, args, out_ctx, make_codec);
-}
-
-const cdz_codec_vtable vtable = codec_plugin::vtable_with(create);
+const cdz_codec_vtable vtable = codec_plugin::vtable_of<make_codec>();
 
 const cdz_plugin_descriptor descriptor = {
     sizeof(cdz_plugin_descriptor), CDZ_PLUGIN_ABI_MAJOR, CDZ_PLUGIN_ABI_MINOR, plugin_name,
@@ -56,5 +53,5 @@ const cdz_plugin_descriptor* const descriptors[] = {&descriptor};
 }  // namespace
 
 extern "C" CDZ_PLUGIN_EXPORT cdz_status* cdz_plugin_entry(const cdz_host_api* host_api, cdz_plugin_list* out) {
-    return codec_plugin::enter(host_api, out, descriptors, plugin_name);
+    return sdk::enter_plugin(host_api, out, descriptors, 1, plugin_name, torch_support::describe_exception);
 }

@@ -2,7 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "error.h"
+#include "cadenza/sdk/plugin_error.hpp"
 #include "json_fields.h"
 
 namespace cadenza::hubert {
@@ -51,12 +51,12 @@ HubertConfig HubertConfig::official(const std::string& name) {
         c.intermediate_size = xlarge ? 5120 : 4096;
         return c;
     }
-    throw Error(CDZ_STATUS_INVALID_CONFIG,
+    throw sdk::Error(CDZ_STATUS_INVALID_CONFIG,
                 "unknown HuBERT config '" + name + "' (hubert_base, hubert_large, hubert_xlarge or a config.json file)");
 }
 
 HubertConfig HubertConfig::from_json(const nlohmann::json& json, const std::string& origin) {
-    if (!json.is_object()) throw Error(CDZ_STATUS_INVALID_CONFIG, origin + ": expected a JSON object");
+    if (!json.is_object()) throw sdk::Error(CDZ_STATUS_INVALID_CONFIG, origin + ": expected a JSON object");
     HubertConfig c;
     auto where = [&](const char* key) { return origin + ": " + key; };
     auto has = [&](const char* key) { return json.contains(key) && !json.at(key).is_null(); };
@@ -68,13 +68,13 @@ HubertConfig HubertConfig::from_json(const nlohmann::json& json, const std::stri
         const std::string norm = json_string(json.at("feat_extract_norm"), where("feat_extract_norm"));
         if (norm == "group") c.extractor_norm = ExtractorNorm::group;
         else if (norm == "layer") c.extractor_norm = ExtractorNorm::layer;
-        else throw Error(CDZ_STATUS_INVALID_CONFIG, where("feat_extract_norm") + ": '" + norm + "' is not \"group\" or \"layer\"");
+        else throw sdk::Error(CDZ_STATUS_INVALID_CONFIG, where("feat_extract_norm") + ": '" + norm + "' is not \"group\" or \"layer\"");
     }
     for (const char* key : {"feat_extract_activation", "hidden_act"}) {
         if (!has(key)) continue;
         const std::string act = json_string(json.at(key), where(key));
         if (act != "gelu")
-            throw Error(CDZ_STATUS_INVALID_CONFIG, where(key) + ": '" + act +
+            throw sdk::Error(CDZ_STATUS_INVALID_CONFIG, where(key) + ": '" + act +
                                                        "' is not supported (torchaudio's HuBERT uses GELU: \"gelu\")");
     }
     if (has("hidden_size")) c.hidden_size = json_int(json.at("hidden_size"), where("hidden_size"));
@@ -93,11 +93,11 @@ HubertConfig HubertConfig::from_json(const nlohmann::json& json, const std::stri
         c.feat_proj_layer_norm = json_bool(json.at("feat_proj_layer_norm"), where("feat_proj_layer_norm"));
     if (has("layer_norm_eps")) c.layer_norm_eps = json_number(json.at("layer_norm_eps"), where("layer_norm_eps"));
     if (has("conv_pos_batch_norm") && json_bool(json.at("conv_pos_batch_norm"), where("conv_pos_batch_norm")))
-        throw Error(CDZ_STATUS_INVALID_CONFIG, where("conv_pos_batch_norm") + ": not supported (torchaudio has no such layer)");
+        throw sdk::Error(CDZ_STATUS_INVALID_CONFIG, where("conv_pos_batch_norm") + ": not supported (torchaudio has no such layer)");
     if (has("model_type")) {
         const std::string type = json_string(json.at("model_type"), where("model_type"));
         if (type != "hubert" && type != "wav2vec2")
-            throw Error(CDZ_STATUS_INVALID_CONFIG, where("model_type") + ": '" + type + "' is not a HuBERT config");
+            throw sdk::Error(CDZ_STATUS_INVALID_CONFIG, where("model_type") + ": '" + type + "' is not a HuBERT config");
     }
     c.validate(origin);
     return c;
@@ -108,7 +108,7 @@ HubertConfig HubertConfig::from_file(const std::filesystem::path& path) {
 }
 
 void HubertConfig::validate(const std::string& origin) const {
-    auto fail = [&](const std::string& what) { throw Error(CDZ_STATUS_INVALID_CONFIG, origin + ": " + what); };
+    auto fail = [&](const std::string& what) { throw sdk::Error(CDZ_STATUS_INVALID_CONFIG, origin + ": " + what); };
     if (conv_dim.empty()) fail("conv_dim is empty");
     if (conv_kernel.size() != conv_dim.size() || conv_stride.size() != conv_dim.size())
         fail("conv_dim, conv_kernel and conv_stride must have the same length");

@@ -41,7 +41,7 @@ struct HubertConfig {
     static HubertConfig official(const std::string& name);
     static bool is_official(const std::string& name);
     // Hugging Face HubertConfig fields; missing fields take HubertConfig's
-    // defaults, unknown fields are ignored. Throws cadenza::Error naming the field.
+    // defaults, unknown fields are ignored. Throws cadenza::sdk::Error naming the field.
     static HubertConfig from_json(const nlohmann::json& json, const std::string& origin);
     static HubertConfig from_file(const std::filesystem::path& path);
 

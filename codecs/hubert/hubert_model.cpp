@@ -15,7 +15,7 @@
 #include <ATen/ops/sum.h>
 #include <c10/core/InferenceMode.h>
 
-#include "error.h"
+#include "cadenza/sdk/plugin_error.hpp"
 #include "safetensors.h"
 #include "state_dict_file.h"
 
@@ -149,7 +149,7 @@ HubertModel HubertModel::from_state_dict(const HubertConfig& config, seanet::Sta
             hugging_face = true;
     }
     if (torchaudio == hugging_face)
-        throw Error(CDZ_STATUS_INVALID_CONFIG,
+        throw sdk::Error(CDZ_STATUS_INVALID_CONFIG,
                     origin + (torchaudio ? ": mixes torchaudio (encoder.transformer.*) and Hugging Face (encoder.layers.*) "
                                            "key names"
                                          : ": holds neither torchaudio Wav2Vec2Model nor Hugging Face HubertModel keys "
@@ -183,10 +183,10 @@ HubertModel HubertModel::load(const HubertConfig& config, const std::filesystem:
 
 at::Tensor HubertModel::check_input(const at::Tensor& waveforms) const {
     if (waveforms.dim() != 2)
-        throw Error(CDZ_STATUS_INVALID_ARGUMENT, "HuBERT expects waveforms [batch, samples], got " +
+        throw sdk::Error(CDZ_STATUS_INVALID_ARGUMENT, "HuBERT expects waveforms [batch, samples], got " +
                                                      std::to_string(waveforms.dim()) + " dimensions");
     if (config_.frames(waveforms.size(1)) < 1)
-        throw Error(CDZ_STATUS_INVALID_ARGUMENT, "HuBERT needs at least " + std::to_string(config_.min_samples()) +
+        throw sdk::Error(CDZ_STATUS_INVALID_ARGUMENT, "HuBERT needs at least " + std::to_string(config_.min_samples()) +
                                                      " samples for one frame, got " + std::to_string(waveforms.size(1)));
     return waveforms.to(device_, at::kFloat);
 }
@@ -278,7 +278,7 @@ HubertOutputs HubertModel::run(const at::Tensor& waveforms) const {
 
 KMeansTokenizer::KMeansTokenizer(at::Tensor centroids, int64_t layer) : centroids_(std::move(centroids)), layer_(layer) {
     if (centroids_.dim() != 2 || centroids_.size(0) < 1 || centroids_.size(1) < 1)
-        throw Error(CDZ_STATUS_INVALID_CONFIG, "k-means centroids must be [K, dim] with K, dim >= 1");
+        throw sdk::Error(CDZ_STATUS_INVALID_CONFIG, "k-means centroids must be [K, dim] with K, dim >= 1");
     centroids_ = centroids_.to(at::kFloat).contiguous();
     centroid_norms_ = centroids_.pow(2).sum(-1);
 }
@@ -287,10 +287,10 @@ KMeansTokenizer KMeansTokenizer::load(const std::filesystem::path& path, c10::De
     try {
         const safetensors::File file(path);
         if (!file.contains("centroids"))
-            throw Error(CDZ_STATUS_INVALID_CONFIG, file.where() + ": no tensor 'centroids' [K, dim]");
+            throw sdk::Error(CDZ_STATUS_INVALID_CONFIG, file.where() + ": no tensor 'centroids' [K, dim]");
         const auto& info = file.info("centroids");
         if (info.shape.size() != 2 || info.shape[0] < 1 || info.shape[1] < 1)
-            throw Error(CDZ_STATUS_INVALID_CONFIG, file.where("centroids") + ": expected shape [K, dim], found " +
+            throw sdk::Error(CDZ_STATUS_INVALID_CONFIG, file.where("centroids") + ": expected shape [K, dim], found " +
                                                        safetensors::shape_string(info.shape));
         std::vector<float> values = file.read_f32("centroids");
         at::Tensor centroids = at::from_blob(values.data(), info.shape, at::kFloat).clone().to(device);
@@ -304,18 +304,18 @@ KMeansTokenizer KMeansTokenizer::load(const std::filesystem::path& path, c10::De
                 used = 0;
             }
             if (used != found->second.size() || layer < 1)
-                throw Error(CDZ_STATUS_INVALID_CONFIG, file.where() + ": metadata 'layer' = '" + found->second +
+                throw sdk::Error(CDZ_STATUS_INVALID_CONFIG, file.where() + ": metadata 'layer' = '" + found->second +
                                                            "' is not a layer number (1-based)");
         }
         return KMeansTokenizer(centroids, layer);
     } catch (const safetensors::Error& e) {
-        throw Error(CDZ_STATUS_INVALID_CONFIG, std::string("cannot read the k-means file: ") + e.what());
+        throw sdk::Error(CDZ_STATUS_INVALID_CONFIG, std::string("cannot read the k-means file: ") + e.what());
     }
 }
 
 at::Tensor KMeansTokenizer::assign(const at::Tensor& features) const {
     if (features.size(-1) != dimension())
-        throw Error(CDZ_STATUS_INVALID_ARGUMENT, "features of dimension " + std::to_string(features.size(-1)) +
+        throw sdk::Error(CDZ_STATUS_INVALID_ARGUMENT, "features of dimension " + std::to_string(features.size(-1)) +
                                                      " but the centroids have " + std::to_string(dimension()));
     const at::Tensor x = features.to(centroids_.device(), at::kFloat);
     // |x - c|^2 = |x|^2 - 2 x.c + |c|^2

@@ -1,6 +1,6 @@
 #include "hubert_mono_codec.h"
 
-#include "error.h"
+#include "cadenza/sdk/plugin_error.hpp"
 
 namespace cadenza::hubert {
 
@@ -12,10 +12,10 @@ HubertMonoCodec::HubertMonoCodec(std::unique_ptr<HubertModel> model, KMeansToken
     : model_(std::move(model)), kmeans_(std::move(kmeans)), layer_(layer) {
     const HubertConfig& config = model_->config();
     if (layer_ < 1 || layer_ > config.num_hidden_layers)
-        throw Error(CDZ_STATUS_INVALID_CONFIG, "layer " + std::to_string(layer_) + " is out of range: the model has layers 1 to " +
+        throw sdk::Error(CDZ_STATUS_INVALID_CONFIG, "layer " + std::to_string(layer_) + " is out of range: the model has layers 1 to " +
                                                    std::to_string(config.num_hidden_layers) + " (1-based)");
     if (kmeans_.dimension() != config.hidden_size)
-        throw Error(CDZ_STATUS_INVALID_CONFIG, "the k-means centroids have dimension " + std::to_string(kmeans_.dimension()) +
+        throw sdk::Error(CDZ_STATUS_INVALID_CONFIG, "the k-means centroids have dimension " + std::to_string(kmeans_.dimension()) +
                                                    " but the model's hidden_size is " + std::to_string(config.hidden_size));
 }
 
@@ -39,11 +39,11 @@ at::Tensor HubertMonoCodec::encode(const at::Tensor& samples) const {
 }
 
 at::Tensor HubertMonoCodec::decode(const at::Tensor&) const {
-    throw Error(CDZ_STATUS_UNSUPPORTED, decode_unsupported_message);
+    throw sdk::Error(CDZ_STATUS_UNSUPPORTED, decode_unsupported_message);
 }
 
 std::unique_ptr<codec_plugin::MonoDecodeStream> HubertMonoCodec::decode_stream() const {
-    throw Error(CDZ_STATUS_UNSUPPORTED, decode_unsupported_message);
+    throw sdk::Error(CDZ_STATUS_UNSUPPORTED, decode_unsupported_message);
 }
 
 }  // namespace cadenza::hubert

@@ -7,9 +7,10 @@
 #include <string>
 
 #include "cadenza/plugin.h"
+#include "cadenza/sdk/plugin_error.hpp"
 #include "codec_plugin_glue.h"
-#include "error.h"
 #include "hubert_mono_codec.h"
+#include "libtorch_errors.h"
 
 namespace {
 
@@ -17,7 +18,6 @@ using namespace cadenza;
 using namespace cadenza::hubert;
 
 constexpr const char* plugin_name = "codec.hubert";
-const cdz_host_api* host = nullptr;
 
 const cdz_param_spec params[] = {
     {"checkpoint", CDZ_PARAM_PATH, nullptr, 0, 0, 0, nullptr,
@@ -33,7 +33,7 @@ const cdz_param_spec params[] = {
     {"threads", CDZ_PARAM_INT, "0", 1, 0, 1024, nullptr, "LibTorch intra-op threads (process-wide); 0: leave as is"},
 };
 
-std::unique_ptr<codec_plugin::MonoCodec> make_codec(const cdz_instance_args& args, const codec_plugin::Params& p) {
+std::unique_ptr<codec_plugin::MonoCodec> make_codec(const cdz_instance_args& args, const sdk::Params& p) {
     const std::filesystem::path checkpoint = p.string("checkpoint");
     const std::string config_name = p.string("config");
     HubertConfig config;
@@ -43,7 +43,7 @@ std::unique_ptr<codec_plugin::MonoCodec> make_codec(const cdz_instance_args& arg
         std::filesystem::path config_path = config_name.empty() ? std::filesystem::path("config.json") : std::filesystem::path(config_name);
         if (config_path.is_relative()) config_path = checkpoint.parent_path() / config_path;
         if (!std::filesystem::is_regular_file(config_path))
-            throw Error(CDZ_STATUS_NOT_FOUND, "config file not found: " + config_path.string() +
+            throw sdk::Error(CDZ_STATUS_NOT_FOUND, "config file not found: " + config_path.string() +
                                                   " (set config = \"hubert_base\", \"hubert_large\", \"hubert_xlarge\" "
                                                   "or a config.json)");
         config = HubertConfig::from_file(config_path);
@@ -53,17 +53,17 @@ std::unique_ptr<codec_plugin::MonoCodec> make_codec(const cdz_instance_args& arg
     KMeansTokenizer kmeans = KMeansTokenizer::load(kmeans_path, device);
     int64_t layer = p.integer("layer");
     if (layer > 0 && kmeans.layer() > 0 && layer != kmeans.layer())
-        throw Error(CDZ_STATUS_INVALID_CONFIG, "layer = " + std::to_string(layer) + " but " + kmeans_path.string() +
+        throw sdk::Error(CDZ_STATUS_INVALID_CONFIG, "layer = " + std::to_string(layer) + " but " + kmeans_path.string() +
                                                    " was made for layer " + std::to_string(kmeans.layer()));
     if (layer == 0) layer = kmeans.layer();
     if (layer == 0)
-        throw Error(CDZ_STATUS_INVALID_CONFIG,
+        throw sdk::Error(CDZ_STATUS_INVALID_CONFIG,
                     kmeans_path.string() + " does not name its layer (metadata 'layer'); set the parameter layer");
     if (layer > config.num_hidden_layers)
-        throw Error(CDZ_STATUS_INVALID_CONFIG, "layer " + std::to_string(layer) + " is out of range: the model has " +
+        throw sdk::Error(CDZ_STATUS_INVALID_CONFIG, "layer " + std::to_string(layer) + " is out of range: the model has " +
                                                    std::to_string(config.num_hidden_layers) + " layers");
     if (kmeans.dimension() != config.hidden_size)
-        throw Error(CDZ_STATUS_INVALID_CONFIG, kmeans_path.string() + ": centroids of dimension " +
+        throw sdk::Error(CDZ_STATUS_INVALID_CONFIG, kmeans_path.string() + ": centroids of dimension " +
                                                    std::to_string(kmeans.dimension()) + " but the model's hidden_size is " +
                                                    std::to_string(config.hidden_size));
     codec_plugin::apply_threads(p.integer("threads"));
@@ -71,13 +71,11 @@ std::unique_ptr<codec_plugin::MonoCodec> make_codec(const cdz_instance_args& arg
     return std::make_unique<HubertMonoCodec>(std::move(model), std::move(kmeans), layer);
 }
 
+// Encode only: the decoding functions refuse before looking at their input.
 cdz_status* unsupported() {
-    return host->status_create(CDZ_STATUS_UNSUPPORTED, (std::string(plugin_name) + ": " + decode_unsupported_message).c_str());
+    return sdk::guarded([] { throw sdk::Error(CDZ_STATUS_UNSUPPORTED, decode_unsupported_message); });
 }
 
-cdz_status* create(const cdz_instance_args* args, void** out_ctx) {
-    return codec_plugin::create(plugin_name, args, out_ctx, make_codec);
-}
 cdz_status* decode(void*, const DLTensor*, DLManagedTensor** out_audio) {
     if (out_audio) *out_audio = nullptr;
     return unsupported();
@@ -92,10 +90,16 @@ cdz_status* stream_decode(void*, const DLTensor*, int, DLManagedTensor** out_aud
 }
 void stream_destroy(void*) {}
 
-const cdz_codec_vtable vtable = {
-    sizeof(cdz_codec_vtable), create,        codec_plugin::destroy, codec_plugin::get_info, codec_plugin::encode,
-    decode,                   stream_create, stream_decode,         stream_destroy,
-};
+cdz_codec_vtable encode_only_vtable() {
+    cdz_codec_vtable table = codec_plugin::vtable_of<make_codec>();
+    table.decode = decode;
+    table.stream_create = stream_create;
+    table.stream_decode = stream_decode;
+    table.stream_destroy = stream_destroy;
+    return table;
+}
+
+const cdz_codec_vtable vtable = encode_only_vtable();
 
 const cdz_plugin_descriptor descriptor = {
     sizeof(cdz_plugin_descriptor), CDZ_PLUGIN_ABI_MAJOR, CDZ_PLUGIN_ABI_MINOR, plugin_name,
@@ -108,6 +112,5 @@ const cdz_plugin_descriptor* const descriptors[] = {&descriptor};
 }  // namespace
 
 extern "C" CDZ_PLUGIN_EXPORT cdz_status* cdz_plugin_entry(const cdz_host_api* host_api, cdz_plugin_list* out) {
-    host = host_api;
-    return codec_plugin::enter(host_api, out, descriptors, plugin_name);
+    return sdk::enter_plugin(host_api, out, descriptors, 1, plugin_name, torch_support::describe_exception);
 }

@@ -8,8 +8,9 @@
 #include <ATen/ATen.h>
 
 #include "cadenza/plugin.h"
+#include "cadenza/sdk/plugin_error.hpp"
 #include "codec_plugin_glue.h"
-#include "error.h"
+#include "libtorch_errors.h"
 #include "mel_fsq_codec.h"
 #include "mel_stream_decoder.h"
 #include "thread_policy.h"
@@ -64,13 +65,13 @@ public:
 
     at::Tensor encode(const at::Tensor& samples) const override {
         if (samples.size(0) < codec_.config().n_fft / 2 + 1)
-            throw Error(CDZ_STATUS_INVALID_ARGUMENT,
+            throw sdk::Error(CDZ_STATUS_INVALID_ARGUMENT,
                         "audio too short to encode: " + std::to_string(samples.size(0)) + " samples");
         return codec_.encode(samples).unsqueeze(0).to(at::kCPU);
     }
 
     at::Tensor decode(const at::Tensor& codes) const override {
-        if (codes.size(0) != 1) throw Error(CDZ_STATUS_INVALID_ARGUMENT, "codes must be [1, frames]: one codebook");
+        if (codes.size(0) != 1) throw sdk::Error(CDZ_STATUS_INVALID_ARGUMENT, "codes must be [1, frames]: one codebook");
         return codec_.decode(codes.select(0, 0), stream_.griffin_lim).to(at::kCPU);
     }
 
@@ -83,7 +84,7 @@ private:
     StreamOptions stream_;
 };
 
-std::unique_ptr<codec_plugin::MonoCodec> make_codec(const cdz_instance_args& args, const codec_plugin::Params& p) {
+std::unique_ptr<codec_plugin::MonoCodec> make_codec(const cdz_instance_args& args, const sdk::Params& p) {
     llama::apply_thread_policy(static_cast<int>(p.integer("threads")));
     StreamOptions stream;
     stream.griffin_lim.iterations = p.integer("griffin_lim_iterations");
@@ -94,15 +95,11 @@ std::unique_ptr<codec_plugin::MonoCodec> make_codec(const cdz_instance_args& arg
     try {
         return std::make_unique<MelMonoCodec>(MelFsqCodec::load(p.string("model"), device), stream);
     } catch (const std::runtime_error& error) {
-        throw Error(CDZ_STATUS_INVALID_CONFIG, error.what());
+        throw sdk::Error(CDZ_STATUS_INVALID_CONFIG, error.what());
     }
 }
 
-cdz_status* create(const cdz_instance_args* args, void** out_ctx) {
-    return codec_plugin::create(plugin_name, args, out_ctx, make_codec);
-}
-
-const cdz_codec_vtable vtable = codec_plugin::vtable_with(create);
+const cdz_codec_vtable vtable = codec_plugin::vtable_of<make_codec>();
 
 const cdz_plugin_descriptor descriptor = {
     sizeof(cdz_plugin_descriptor), CDZ_PLUGIN_ABI_MAJOR, CDZ_PLUGIN_ABI_MINOR, plugin_name,
@@ -116,5 +113,5 @@ const cdz_plugin_descriptor* const descriptors[] = {&descriptor};
 }  // namespace
 
 extern "C" CDZ_PLUGIN_EXPORT cdz_status* cdz_plugin_entry(const cdz_host_api* host_api, cdz_plugin_list* out) {
-    return codec_plugin::enter(host_api, out, descriptors, plugin_name);
+    return sdk::enter_plugin(host_api, out, descriptors, 1, plugin_name, torch_support::describe_exception);
 }

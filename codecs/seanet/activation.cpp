@@ -12,7 +12,7 @@
 #include <ATen/ops/tanh.h>
 #include <nlohmann/json.hpp>
 
-#include "error.h"
+#include "cadenza/sdk/plugin_error.hpp"
 
 namespace cadenza::seanet {
 
@@ -50,17 +50,17 @@ ActivationSpec ActivationSpec::parse(const std::string& name, const nlohmann::js
         // passes it activation_params.
         if (known.kind == ActivationKind::snake || params.is_null()) return spec;
         if (!params.is_object())
-            throw Error(CDZ_STATUS_INVALID_CONFIG, where + ": the activation parameters must be an object");
+            throw sdk::Error(CDZ_STATUS_INVALID_CONFIG, where + ": the activation parameters must be an object");
         for (const auto& [key, value] : params.items()) {
             if (known.parameter && key == known.parameter) {
                 if (!value.is_number())
-                    throw Error(CDZ_STATUS_INVALID_CONFIG, where + ": " + name + "'s " + key + " must be a number");
+                    throw sdk::Error(CDZ_STATUS_INVALID_CONFIG, where + ": " + name + "'s " + key + " must be a number");
                 spec.parameter = value.get<double>();
             } else if (known.kind == ActivationKind::gelu && key == "approximate") {
                 if (value != "none")
-                    throw Error(CDZ_STATUS_UNSUPPORTED, where + ": only GELU(approximate='none') is supported");
+                    throw sdk::Error(CDZ_STATUS_UNSUPPORTED, where + ": only GELU(approximate='none') is supported");
             } else if (!known.ignored.count(key)) {
-                throw Error(CDZ_STATUS_INVALID_CONFIG,
+                throw sdk::Error(CDZ_STATUS_INVALID_CONFIG,
                             where + ": " + name + " takes no argument '" + key + "' (torch.nn." + name +
                                 " would reject it too)");
             }
@@ -69,7 +69,7 @@ ActivationSpec ActivationSpec::parse(const std::string& name, const nlohmann::js
     }
     std::string names;
     for (const KnownActivation& known : known_activations()) names += std::string(names.empty() ? "" : ", ") + known.name;
-    throw Error(CDZ_STATUS_UNSUPPORTED, where + ": unsupported activation '" + name + "' (supported: " + names + ")");
+    throw sdk::Error(CDZ_STATUS_UNSUPPORTED, where + ": unsupported activation '" + name + "' (supported: " + names + ")");
 }
 
 std::string ActivationSpec::name() const {
@@ -91,7 +91,7 @@ at::Tensor apply_activation(const ActivationSpec& spec, const at::Tensor& x, con
         // As the reference writes it: x + 1 / (alpha + 1e-9) * sin(alpha * x)^2.
         return x + (snake_alpha + 1e-9).reciprocal() * at::sin(snake_alpha * x).pow(2);
     }
-    throw Error(CDZ_STATUS_INTERNAL, "unknown activation kind");
+    throw sdk::Error(CDZ_STATUS_INTERNAL, "unknown activation kind");
 }
 
 }  // namespace cadenza::seanet

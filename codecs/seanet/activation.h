@@ -19,7 +19,7 @@ struct ActivationSpec {
 
     // `name` is the torch.nn class name ("ELU", "LeakyReLU", ...) or "Snake";
     // `params` its keyword arguments (an object, or null for none). Throws
-    // cadenza::Error naming `where` for an unknown name or argument.
+    // cadenza::sdk::Error naming `where` for an unknown name or argument.
     static ActivationSpec parse(const std::string& name, const nlohmann::json& params, const std::string& where);
     std::string name() const;
 };

@@ -1,10 +1,9 @@
 // What the codec plugins share at the C ABI: a codec written against
-// LibTorch tensors (MonoCodec) becomes a cdz_codec_vtable's functions, with
-// every exception caught and returned as a cdz_status, inputs checked,
-// outputs handed over as DLPack tensors, and inference mode on.
+// LibTorch tensors (MonoCodec) becomes a cdz_codec_vtable (through the SDK's
+// class-to-table templates), with inputs checked, outputs handed over as
+// DLPack tensors, and inference mode on.
 #pragma once
 
-#include <functional>
 #include <memory>
 #include <string>
 
@@ -12,6 +11,8 @@
 #include <c10/core/Device.h>
 
 #include "cadenza/plugin.h"
+#include "cadenza/sdk/plugin_class.hpp"
+#include "cadenza/sdk/plugin_params.hpp"
 
 namespace cadenza::codec_plugin {
 
@@ -46,50 +47,58 @@ private:
     at::Tensor collected_;
 };
 
-// The validated parameters; a host error becomes a cadenza::Error.
-class Params {
-public:
-    Params(const cdz_host_api* host, const cdz_params* params) : host_(host), params_(params) {}
-    std::string string(const char* key) const;
-    int64_t integer(const char* key) const;
-    double number(const char* key) const;
-
-private:
-    const cdz_host_api* host_;
-    const cdz_params* params_;
-};
-
 // The device to run on: the `device` parameter when set, else the
 // pipeline's; an unknown name or CUDA without CUDA support is an error.
-c10::Device device_of(const cdz_instance_args& args, const Params& params);
+c10::Device device_of(const cdz_instance_args& args, const sdk::Params& params);
 // threads > 0: LibTorch's intra-op thread count (process-wide), OpenBLAS
 // held to one thread; 0 leaves both alone.
 void apply_threads(int64_t threads);
 
-using CodecFactory = std::function<std::unique_ptr<MonoCodec>(const cdz_instance_args& args, const Params& params)>;
+using CodecFactory = std::unique_ptr<MonoCodec> (*)(const cdz_instance_args& args, const sdk::Params& params);
 
-// Keeps the host table; call from cdz_plugin_entry.
-void set_host(const cdz_host_api* host);
+class CodecStream {
+public:
+    explicit CodecStream(std::unique_ptr<MonoDecodeStream> decoder) : decoder_(std::move(decoder)) {}
+    DLManagedTensor* decode(const DLTensor* codes, int is_last);
 
-// The body of a glue plugin's cdz_plugin_entry: refuses an older host, keeps
-// its table and hands out the one descriptor.
-cdz_status* enter(const cdz_host_api* host, cdz_plugin_list* out, const cdz_plugin_descriptor* const* descriptors,
-                  const char* plugin_name);
+private:
+    std::unique_ptr<MonoDecodeStream> decoder_;
+};
 
-// The vtable's functions. `plugin_name` prefixes every message.
-cdz_status* create(const char* plugin_name, const cdz_instance_args* args, void** out_ctx, const CodecFactory& factory);
-void destroy(void* ctx);
-cdz_status* get_info(void* ctx, cdz_codec_info* out);
-cdz_status* encode(void* ctx, const DLTensor* audio, DLManagedTensor** out_codes);
-cdz_status* decode(void* ctx, const DLTensor* codes, DLManagedTensor** out_audio);
-cdz_status* stream_create(void* ctx, void** out_stream);
-cdz_status* stream_decode(void* stream, const DLTensor* codes, int is_last, DLManagedTensor** out_audio);
-void stream_destroy(void* stream);
+// A codec instance at the C ABI: inputs checked, outputs handed over as
+// DLPack tensors, LibTorch in inference mode.
+class CodecInstance {
+public:
+    CodecInstance(const cdz_instance_args& args, CodecFactory factory);
+    void get_info(cdz_codec_info* out) const;
+    DLManagedTensor* encode(const DLTensor* audio) const;
+    DLManagedTensor* decode(const DLTensor* codes) const;
+    std::unique_ptr<CodecStream> open_stream() const;
 
-// The codec table of a glue plugin: its own create, the glue for the rest.
-constexpr cdz_codec_vtable vtable_with(cdz_status* (*plugin_create)(const cdz_instance_args*, void**)) {
-    return cdz_codec_vtable{sizeof(cdz_codec_vtable), plugin_create, destroy,       get_info,      encode,
-                            decode,                   stream_create, stream_decode, stream_destroy};
+private:
+    std::unique_ptr<MonoCodec> model_;
+    cdz_codec_info info_{};
+};
+
+template <CodecFactory factory>
+class FactoryCodecInstance : public CodecInstance {
+public:
+    explicit FactoryCodecInstance(const cdz_instance_args& args) : CodecInstance(args, factory) {}
+};
+
+// The codec table of a glue plugin whose codec `factory` makes.
+template <CodecFactory factory>
+constexpr cdz_codec_vtable vtable_of() {
+    using Instance = FactoryCodecInstance<factory>;
+    return cdz_codec_vtable{sizeof(cdz_codec_vtable),
+                            sdk::create<Instance>,
+                            sdk::destroy<Instance>,
+                            sdk::method<&CodecInstance::get_info>,
+                            sdk::method<&CodecInstance::encode>,
+                            sdk::method<&CodecInstance::decode>,
+                            sdk::method<&CodecInstance::open_stream>,
+                            sdk::method<&CodecStream::decode>,
+                            sdk::destroy<CodecStream>};
 }
 
 }  // namespace cadenza::codec_plugin

@@ -9,7 +9,7 @@
 #include <ATen/ops/group_norm.h>
 #include <ATen/ops/mv.h>
 
-#include "error.h"
+#include "cadenza/sdk/plugin_error.hpp"
 #include "padding.h"
 
 namespace cadenza::seanet {
@@ -159,7 +159,7 @@ at::Tensor StreamableConv1d::forward(const at::Tensor& x) const {
 std::unique_ptr<LayerStream> StreamableConv1d::stream() const {
     if (!spec_.causal || spec_.stride != 1 || spec_.norm == ConvNorm::time_group_norm ||
         spec_.pad_mode == PadMode::circular)
-        throw Error(CDZ_STATUS_UNSUPPORTED, "chunked evaluation needs causal, stride-1 convolutions without GroupNorm "
+        throw sdk::Error(CDZ_STATUS_UNSUPPORTED, "chunked evaluation needs causal, stride-1 convolutions without GroupNorm "
                                             "or circular padding");
     return std::make_unique<CausalConvStream>(*this);
 }
@@ -209,7 +209,7 @@ StreamableConvTranspose1d::StreamableConvTranspose1d(const ConvSpec& spec, const
                                                      ParameterSource& source)
     : spec_(spec), weights_(NormalizedConvWeights::load(spec, true, prefix + ".convtr", source)) {
     if (spec.kernel_size < spec.stride)
-        throw Error(CDZ_STATUS_INVALID_CONFIG, prefix + ": a transposed convolution's kernel (" +
+        throw sdk::Error(CDZ_STATUS_INVALID_CONFIG, prefix + ": a transposed convolution's kernel (" +
                                                    std::to_string(spec.kernel_size) + ") is shorter than its stride");
 }
 
@@ -230,7 +230,7 @@ at::Tensor StreamableConvTranspose1d::forward(const at::Tensor& x) const {
 
 std::unique_ptr<LayerStream> StreamableConvTranspose1d::stream() const {
     if (!spec_.causal || spec_.norm == ConvNorm::time_group_norm)
-        throw Error(CDZ_STATUS_UNSUPPORTED, "chunked evaluation needs causal transposed convolutions without GroupNorm");
+        throw sdk::Error(CDZ_STATUS_UNSUPPORTED, "chunked evaluation needs causal transposed convolutions without GroupNorm");
     return std::make_unique<CausalConvTransposeStream>(*this);
 }
 

@@ -5,7 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "error.h"
+#include "cadenza/sdk/plugin_error.hpp"
 #include "strict_json.h"
 
 namespace cadenza::seanet {
@@ -13,7 +13,7 @@ namespace cadenza::seanet {
 namespace {
 
 [[noreturn]] void wrong_type(const std::string& where, const char* expected, const nlohmann::json& value) {
-    throw Error(CDZ_STATUS_INVALID_CONFIG, where + " must be " + expected + ", not " + value.dump());
+    throw sdk::Error(CDZ_STATUS_INVALID_CONFIG, where + " must be " + expected + ", not " + value.dump());
 }
 
 }  // namespace
@@ -55,13 +55,13 @@ std::vector<double> json_number_list(const nlohmann::json& value, const std::str
 
 nlohmann::json read_json_file(const std::filesystem::path& path) {
     std::ifstream file(path);
-    if (!file) throw Error(CDZ_STATUS_NOT_FOUND, "cannot open the config file " + path.string());
+    if (!file) throw sdk::Error(CDZ_STATUS_NOT_FOUND, "cannot open the config file " + path.string());
     std::stringstream text;
     text << file.rdbuf();
     try {
         return json_format::parse_strict_json(text.str(), path.string());
     } catch (const json_format::StrictJsonError& e) {
-        throw Error(CDZ_STATUS_INVALID_CONFIG, e.what());
+        throw sdk::Error(CDZ_STATUS_INVALID_CONFIG, e.what());
     }
 }
 

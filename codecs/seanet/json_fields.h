@@ -17,7 +17,7 @@ std::string json_string(const nlohmann::json& value, const std::string& where);
 std::vector<int64_t> json_int_list(const nlohmann::json& value, const std::string& where);
 std::vector<double> json_number_list(const nlohmann::json& value, const std::string& where);
 
-// Parses a JSON file; throws cadenza::Error naming the file and, for a
+// Parses a JSON file; throws cadenza::sdk::Error naming the file and, for a
 // syntax error, the byte where it is.
 nlohmann::json read_json_file(const std::filesystem::path& path);
 

@@ -35,7 +35,7 @@ class Layer {
 public:
     virtual ~Layer() = default;
     virtual at::Tensor forward(const at::Tensor& x) const = 0;
-    // Throws cadenza::Error (unsupported) for a layer that needs the whole
+    // Throws cadenza::sdk::Error (unsupported) for a layer that needs the whole
     // input (non-causal padding, strides, GroupNorm, a bidirectional LSTM).
     virtual std::unique_ptr<LayerStream> stream() const = 0;
 };

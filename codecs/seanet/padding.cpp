@@ -4,7 +4,7 @@
 
 #include <ATen/ops/pad.h>
 
-#include "error.h"
+#include "cadenza/sdk/plugin_error.hpp"
 
 namespace cadenza::seanet {
 
@@ -36,7 +36,7 @@ int64_t extra_padding_for_conv1d(int64_t length, int64_t kernel_size, int64_t st
 
 at::Tensor pad1d(const at::Tensor& x, int64_t left, int64_t right, PadMode mode) {
     if (left < 0 || right < 0)
-        throw Error(CDZ_STATUS_INTERNAL, "pad1d: negative padding (" + std::to_string(left) + ", " +
+        throw sdk::Error(CDZ_STATUS_INTERNAL, "pad1d: negative padding (" + std::to_string(left) + ", " +
                                              std::to_string(right) + ")");
     if (left == 0 && right == 0) return x;
     if (mode != PadMode::reflect) return at::pad(x, {left, right}, mode_name(mode));
@@ -54,7 +54,7 @@ at::Tensor pad1d(const at::Tensor& x, int64_t left, int64_t right, PadMode mode)
 
 at::Tensor unpad1d(const at::Tensor& x, int64_t left, int64_t right) {
     if (left < 0 || right < 0 || left + right > x.size(-1))
-        throw Error(CDZ_STATUS_INTERNAL, "unpad1d: cannot remove (" + std::to_string(left) + ", " +
+        throw sdk::Error(CDZ_STATUS_INTERNAL, "unpad1d: cannot remove (" + std::to_string(left) + ", " +
                                              std::to_string(right) + ") from " + std::to_string(x.size(-1)) + " samples");
     return x.narrow(-1, left, x.size(-1) - left - right);
 }

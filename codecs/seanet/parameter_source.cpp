@@ -8,7 +8,7 @@
 #include <ATen/ops/rand.h>
 #include <ATen/ops/zeros.h>
 
-#include "error.h"
+#include "cadenza/sdk/plugin_error.hpp"
 
 namespace cadenza::seanet {
 
@@ -29,15 +29,15 @@ StateDictSource::StateDictSource(StateDict tensors, std::string origin, c10::Dev
 at::Tensor StateDictSource::take(const std::string& name, const Shape& shape, ParameterRole) {
     const auto found = tensors_.find(name);
     if (found == tensors_.end())
-        throw Error(CDZ_STATUS_INVALID_CONFIG,
+        throw sdk::Error(CDZ_STATUS_INVALID_CONFIG,
                     origin_ + ": missing key '" + name + "' (the config expects shape " + shape_text(shape) + ")");
     const at::Tensor& tensor = found->second;
     const Shape actual(tensor.sizes().begin(), tensor.sizes().end());
     if (actual != shape)
-        throw Error(CDZ_STATUS_INVALID_CONFIG, origin_ + ": key '" + name + "' has shape " + shape_text(actual) +
+        throw sdk::Error(CDZ_STATUS_INVALID_CONFIG, origin_ + ": key '" + name + "' has shape " + shape_text(actual) +
                                                    ", the config expects " + shape_text(shape));
     if (!tensor.is_floating_point())
-        throw Error(CDZ_STATUS_INVALID_CONFIG, origin_ + ": key '" + name + "' holds integers, not floating point");
+        throw sdk::Error(CDZ_STATUS_INVALID_CONFIG, origin_ + ": key '" + name + "' holds integers, not floating point");
     taken_.insert(name);
     return tensor.to(device_, at::kFloat).contiguous();
 }
@@ -50,7 +50,7 @@ void StateDictSource::expect_all_taken() const {
     std::string list;
     for (size_t i = 0; i < unexpected.size() && i < 5; ++i) list += (i ? ", '" : "'") + unexpected[i] + "'";
     if (unexpected.size() > 5) list += ", ...";
-    throw Error(CDZ_STATUS_INVALID_CONFIG,
+    throw sdk::Error(CDZ_STATUS_INVALID_CONFIG,
                 origin_ + ": unexpected key '" + unexpected.front() + "': the config's model has no such tensor (" +
                     std::to_string(unexpected.size()) + " unexpected in all: " + list + ")");
 }

@@ -57,7 +57,7 @@ class StateDictSource : public ParameterSource {
 public:
     // `origin` names the checkpoint in messages.
     StateDictSource(StateDict tensors, std::string origin, c10::Device device);
-    // Throws cadenza::Error naming the key when it is missing or has another shape.
+    // Throws cadenza::sdk::Error naming the key when it is missing or has another shape.
     at::Tensor take(const std::string& name, const Shape& shape, ParameterRole role) override;
     // Throws naming the keys no module took.
     void expect_all_taken() const;

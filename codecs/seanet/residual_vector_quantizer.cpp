@@ -4,7 +4,7 @@
 #include <ATen/ops/index_select.h>
 #include <ATen/ops/stack.h>
 
-#include "error.h"
+#include "cadenza/sdk/plugin_error.hpp"
 
 namespace cadenza::seanet {
 
@@ -12,7 +12,7 @@ ResidualVectorQuantizer::ResidualVectorQuantizer(const QuantizerConfig& config, 
                                                  ParameterSource& source)
     : config_(config) {
     if (config.dimension < 1 || config.n_q < 1 || config.bins < 1)
-        throw Error(CDZ_STATUS_INVALID_CONFIG, prefix + ": dimension, n_q and bins must all be at least 1");
+        throw sdk::Error(CDZ_STATUS_INVALID_CONFIG, prefix + ": dimension, n_q and bins must all be at least 1");
     for (int64_t i = 0; i < config.n_q; ++i) {
         const std::string base = prefix + ".vq.layers." + std::to_string(i) + "._codebook.";
         source.take(base + "inited", {1}, ParameterRole::unused_buffer);
@@ -39,7 +39,7 @@ at::Tensor ResidualVectorQuantizer::lookup(int64_t layer, const at::Tensor& code
 
 at::Tensor ResidualVectorQuantizer::encode(const at::Tensor& embeddings, int64_t n_q, int64_t first) const {
     if (first < 0 || n_q > config_.n_q || first >= n_q)
-        throw Error(CDZ_STATUS_INVALID_ARGUMENT, "quantizer layers [" + std::to_string(first) + ", " +
+        throw sdk::Error(CDZ_STATUS_INVALID_ARGUMENT, "quantizer layers [" + std::to_string(first) + ", " +
                                                      std::to_string(n_q) + ") are not within [0, " +
                                                      std::to_string(config_.n_q) + ")");
     const int64_t batch = embeddings.size(0), frames = embeddings.size(2);
@@ -56,14 +56,14 @@ at::Tensor ResidualVectorQuantizer::encode(const at::Tensor& embeddings, int64_t
 
 at::Tensor ResidualVectorQuantizer::decode(const at::Tensor& codes, int64_t first) const {
     if (codes.dim() != 3 || codes.size(0) < 1 || first < 0 || first + codes.size(0) > config_.n_q)
-        throw Error(CDZ_STATUS_INVALID_ARGUMENT, "codes of shape " + shape_text(Shape(codes.sizes().begin(), codes.sizes().end())) +
+        throw sdk::Error(CDZ_STATUS_INVALID_ARGUMENT, "codes of shape " + shape_text(Shape(codes.sizes().begin(), codes.sizes().end())) +
                                                      " starting at layer " + std::to_string(first) +
                                                      " do not fit a quantizer of " + std::to_string(config_.n_q) +
                                                      " layers");
     const at::Tensor indices = codes.to(at::kLong);
     const int64_t lowest = indices.min().item<int64_t>(), highest = indices.max().item<int64_t>();
     if (lowest < 0 || highest >= config_.bins)
-        throw Error(CDZ_STATUS_INVALID_ARGUMENT, "code " + std::to_string(lowest < 0 ? lowest : highest) +
+        throw sdk::Error(CDZ_STATUS_INVALID_ARGUMENT, "code " + std::to_string(lowest < 0 ? lowest : highest) +
                                                      " is outside the codebooks' [0, " + std::to_string(config_.bins) +
                                                      ")");
     at::Tensor sum = lookup(first, indices[0]);

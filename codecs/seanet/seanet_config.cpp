@@ -2,7 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "error.h"
+#include "cadenza/sdk/plugin_error.hpp"
 #include "json_fields.h"
 
 namespace cadenza::seanet {
@@ -15,7 +15,7 @@ int64_t SeanetConfig::hop_length() const {
 
 void SeanetConfig::validate(const std::string& where) const {
     auto require = [&](bool ok, const std::string& message) {
-        if (!ok) throw Error(CDZ_STATUS_INVALID_CONFIG, where + ": " + message);
+        if (!ok) throw sdk::Error(CDZ_STATUS_INVALID_CONFIG, where + ": " + message);
     };
     require(channels >= 1, "channels must be at least 1");
     require(dimension >= 1, "dimension must be at least 1");
@@ -39,10 +39,10 @@ ConvNorm parse_conv_norm(const std::string& name, const std::string& where) {
     if (name == "spectral_norm") return ConvNorm::spectral_norm;
     if (name == "time_group_norm") return ConvNorm::time_group_norm;
     if (name == "layer_norm")
-        throw Error(CDZ_STATUS_UNSUPPORTED,
+        throw sdk::Error(CDZ_STATUS_UNSUPPORTED,
                     where + ": norm 'layer_norm' is unsupported: the reference's ConvLayerNorm.forward returns None, "
                             "so no working model uses it");
-    throw Error(CDZ_STATUS_INVALID_CONFIG, where + ": unknown norm '" + name +
+    throw sdk::Error(CDZ_STATUS_INVALID_CONFIG, where + ": unknown norm '" + name +
                                                "' (none, weight_norm, spectral_norm, time_group_norm, time_layer_norm)");
 }
 
@@ -61,12 +61,12 @@ PadMode parse_pad_mode(const std::string& name, const std::string& where) {
     if (name == "constant") return PadMode::constant;
     if (name == "replicate") return PadMode::replicate;
     if (name == "circular") return PadMode::circular;
-    throw Error(CDZ_STATUS_INVALID_CONFIG,
+    throw sdk::Error(CDZ_STATUS_INVALID_CONFIG,
                 where + ": unknown pad_mode '" + name + "' (reflect, constant, replicate, circular)");
 }
 
 void apply_seanet_arguments(SeanetConfig& config, const nlohmann::json& args, bool decoder, const std::string& where) {
-    if (!args.is_object()) throw Error(CDZ_STATUS_INVALID_CONFIG, where + " must be an object");
+    if (!args.is_object()) throw sdk::Error(CDZ_STATUS_INVALID_CONFIG, where + " must be an object");
     std::string activation = config.activation.name();
     nlohmann::json activation_params;  // null: the reference default {"alpha": 1.0}
     bool activation_given = false;
@@ -88,11 +88,11 @@ void apply_seanet_arguments(SeanetConfig& config, const nlohmann::json& args, bo
         }
         else if (key == "norm") config.norm = parse_conv_norm(json_string(value, at), at);
         else if (key == "norm_params") {
-            if (!value.is_object()) throw Error(CDZ_STATUS_INVALID_CONFIG, at + " must be an object");
+            if (!value.is_object()) throw sdk::Error(CDZ_STATUS_INVALID_CONFIG, at + " must be an object");
             for (const auto& [name, parameter] : value.items()) {
                 if (name == "eps") config.group_norm_eps = json_number(parameter, at + ".eps");
                 else if (name == "affine") config.group_norm_affine = json_bool(parameter, at + ".affine");
-                else throw Error(CDZ_STATUS_UNSUPPORTED, at + ": unsupported norm parameter '" + name + "'");
+                else throw sdk::Error(CDZ_STATUS_UNSUPPORTED, at + ": unsupported norm parameter '" + name + "'");
             }
         } else if (key == "kernel_size") config.kernel_size = json_int(value, at);
         else if (key == "last_kernel_size") config.last_kernel_size = json_int(value, at);
@@ -108,17 +108,17 @@ void apply_seanet_arguments(SeanetConfig& config, const nlohmann::json& args, bo
         else if (decoder && key == "final_activation") {
             if (!value.is_null()) final_activation = json_string(value, at);
         } else if (decoder && key == "final_activation_params") final_activation_params = value;
-        else throw Error(CDZ_STATUS_INVALID_CONFIG, where + ": unknown argument '" + key + "'");
+        else throw sdk::Error(CDZ_STATUS_INVALID_CONFIG, where + ": unknown argument '" + key + "'");
     }
     if (activation_given) config.activation = ActivationSpec::parse(activation, activation_params, where + ".activation");
     if (final_activation) {
         if (*final_activation == "Snake")
-            throw Error(CDZ_STATUS_UNSUPPORTED, where + ".final_activation: Snake is not a torch.nn activation");
+            throw sdk::Error(CDZ_STATUS_UNSUPPORTED, where + ".final_activation: Snake is not a torch.nn activation");
         config.final_activation =
             ActivationSpec::parse(*final_activation, final_activation_params, where + ".final_activation");
     }
     if (decoder && config.bidirectional)
-        throw Error(CDZ_STATUS_UNSUPPORTED, where + ": a bidirectional decoder LSTM is not supported "
+        throw sdk::Error(CDZ_STATUS_UNSUPPORTED, where + ": a bidirectional decoder LSTM is not supported "
                                                     "(the reference always builds the decoder unidirectional)");
 }
 

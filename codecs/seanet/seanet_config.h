@@ -48,7 +48,7 @@ struct SeanetConfig {
     std::optional<ActivationSpec> final_activation;  // decoder only
 
     int64_t hop_length() const;  // product of the ratios
-    // Throws cadenza::Error naming `where` for values the reference would
+    // Throws cadenza::sdk::Error naming `where` for values the reference would
     // reject or that cannot build a model.
     void validate(const std::string& where) const;
 };

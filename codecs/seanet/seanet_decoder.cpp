@@ -1,7 +1,7 @@
 #include "seanet_decoder.h"
 
 #include "conv_layers.h"
-#include "error.h"
+#include "cadenza/sdk/plugin_error.hpp"
 #include "resnet_block.h"
 #include "slstm.h"
 
@@ -11,7 +11,7 @@ SeanetDecoder::SeanetDecoder(const SeanetConfig& config, const std::string& pref
     : config_(config) {
     config.validate(prefix);
     if (config.bidirectional)
-        throw Error(CDZ_STATUS_UNSUPPORTED, prefix + ": a bidirectional decoder LSTM is not supported");
+        throw sdk::Error(CDZ_STATUS_UNSUPPORTED, prefix + ": a bidirectional decoder LSTM is not supported");
     int index = 0;
     auto next = [&] { return prefix + ".model." + std::to_string(index++); };
     const int64_t filters = config.n_filters;

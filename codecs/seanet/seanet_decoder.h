@@ -21,7 +21,7 @@ public:
     // Causal, without GroupNorm or circular padding: then every layer can
     // run chunk by chunk.
     bool can_stream() const;
-    // Throws cadenza::Error (unsupported) when !can_stream().
+    // Throws cadenza::sdk::Error (unsupported) when !can_stream().
     std::unique_ptr<LayerStream> stream() const { return model_.stream(); }
 
 private:

@@ -3,7 +3,7 @@
 #include <algorithm>
 
 #include "conv_layers.h"
-#include "error.h"
+#include "cadenza/sdk/plugin_error.hpp"
 #include "resnet_block.h"
 #include "slstm.h"
 
@@ -13,7 +13,7 @@ SeanetEncoder::SeanetEncoder(const SeanetConfig& config, const std::string& pref
     : config_(config) {
     config.validate(prefix);
     if (config.bidirectional && config.lstm == 0)
-        throw Error(CDZ_STATUS_INVALID_CONFIG, prefix + ": bidirectional needs an LSTM (lstm > 0): the reference "
+        throw sdk::Error(CDZ_STATUS_INVALID_CONFIG, prefix + ": bidirectional needs an LSTM (lstm > 0): the reference "
                                                         "doubles the last convolution's input channels either way");
     int index = 0;
     auto next = [&] { return prefix + ".model." + std::to_string(index++); };

@@ -4,7 +4,7 @@
 #include <ATen/ops/lstm.h>
 #include <ATen/ops/zeros.h>
 
-#include "error.h"
+#include "cadenza/sdk/plugin_error.hpp"
 
 namespace cadenza::seanet {
 
@@ -66,7 +66,7 @@ private:
 }  // namespace
 
 std::unique_ptr<LayerStream> SLstm::stream() const {
-    if (bidirectional_) throw Error(CDZ_STATUS_UNSUPPORTED, "a bidirectional LSTM needs the whole input");
+    if (bidirectional_) throw sdk::Error(CDZ_STATUS_UNSUPPORTED, "a bidirectional LSTM needs the whole input");
     return std::make_unique<LstmStream>(*this);
 }
 

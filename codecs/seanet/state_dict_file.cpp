@@ -4,7 +4,7 @@
 
 #include <ATen/ops/from_blob.h>
 
-#include "error.h"
+#include "cadenza/sdk/plugin_error.hpp"
 #include "safetensors.h"
 #include "torch_checkpoint.h"
 
@@ -18,7 +18,7 @@ at::Tensor float_tensor(std::vector<float> values, const std::vector<int64_t>& s
 
 bool is_zip_archive(const std::filesystem::path& path) {
     std::ifstream file(path, std::ios::binary);
-    if (!file) throw Error(CDZ_STATUS_NOT_FOUND, "cannot open the checkpoint " + path.string());
+    if (!file) throw sdk::Error(CDZ_STATUS_NOT_FOUND, "cannot open the checkpoint " + path.string());
     char magic[2] = {0, 0};
     file.read(magic, 2);
     return magic[0] == 'P' && magic[1] == 'K';
@@ -29,7 +29,7 @@ StateDict read_torch_archive(const std::filesystem::path& path) {
     StateDict tensors;
     for (const auto& entry : checkpoint.tensors()) {
         if (!torch_checkpoint::is_floating_point(entry.dtype))
-            throw Error(CDZ_STATUS_INVALID_CONFIG, checkpoint.where(entry.name) + ": expected floating point, found " +
+            throw sdk::Error(CDZ_STATUS_INVALID_CONFIG, checkpoint.where(entry.name) + ": expected floating point, found " +
                                                        torch_checkpoint::dtype_name(entry.dtype));
         tensors.emplace_back(entry.name, float_tensor(checkpoint.read_f32(entry), entry.shape));
     }
@@ -49,9 +49,9 @@ StateDict read_state_dict(const std::filesystem::path& path) {
     try {
         return is_zip_archive(path) ? read_torch_archive(path) : read_safetensors(path);
     } catch (const torch_checkpoint::TorchCheckpointError& e) {
-        throw Error(CDZ_STATUS_INVALID_CONFIG, std::string("cannot read the checkpoint: ") + e.what());
+        throw sdk::Error(CDZ_STATUS_INVALID_CONFIG, std::string("cannot read the checkpoint: ") + e.what());
     } catch (const safetensors::Error& e) {
-        throw Error(CDZ_STATUS_INVALID_CONFIG,
+        throw sdk::Error(CDZ_STATUS_INVALID_CONFIG,
                     std::string("cannot read the checkpoint (neither a torch.save zip archive nor safetensors): ") +
                         e.what());
     }

@@ -10,7 +10,7 @@
 
 namespace cadenza::seanet {
 
-// Throws cadenza::Error naming the file (and the tensor) when it cannot be
+// Throws cadenza::sdk::Error naming the file (and the tensor) when it cannot be
 // read, is neither format, or holds a non-floating-point tensor.
 StateDict read_state_dict(const std::filesystem::path& path);
 

@@ -2,7 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "error.h"
+#include "cadenza/sdk/plugin_error.hpp"
 #include "json_fields.h"
 
 namespace cadenza::speechtokenizer {
@@ -13,11 +13,11 @@ using seanet::json_int_list;
 using seanet::json_string;
 
 SpeechTokenizerConfig SpeechTokenizerConfig::from_json(const nlohmann::json& json, const std::string& where) {
-    if (!json.is_object()) throw Error(CDZ_STATUS_INVALID_CONFIG, where + " must be a JSON object");
+    if (!json.is_object()) throw sdk::Error(CDZ_STATUS_INVALID_CONFIG, where + " must be a JSON object");
     // SpeechTokenizer.__init__ reads each with config.get(); a missing one
     // would reach the modules as None and fail there.
     auto field = [&](const char* key) -> const nlohmann::json& {
-        if (!json.contains(key)) throw Error(CDZ_STATUS_INVALID_CONFIG, where + ": missing key '" + key + "'");
+        if (!json.contains(key)) throw sdk::Error(CDZ_STATUS_INVALID_CONFIG, where + ": missing key '" + key + "'");
         return json[key];
     };
     auto at = [&](const char* key) { return where + "." + key; };
@@ -43,18 +43,18 @@ SpeechTokenizerConfig SpeechTokenizerConfig::from_json(const nlohmann::json& jso
     config.encoder.validate(where + " (encoder)");
     config.decoder.validate(where + " (decoder)");
     if (config.encoder.bidirectional && config.encoder.lstm == 0)
-        throw Error(CDZ_STATUS_INVALID_CONFIG, where + ": bidirectional needs lstm_layers > 0");
+        throw sdk::Error(CDZ_STATUS_INVALID_CONFIG, where + ": bidirectional needs lstm_layers > 0");
 
     config.sample_rate = json_int(field("sample_rate"), at("sample_rate"));
     config.semantic_dimension = json_int(field("semantic_dimension"), at("semantic_dimension"));
     config.quantizer.dimension = config.encoder.dimension;
     config.quantizer.n_q = json_int(field("n_q"), at("n_q"));
     config.quantizer.bins = json_int(field("codebook_size"), at("codebook_size"));
-    if (config.sample_rate < 1) throw Error(CDZ_STATUS_INVALID_CONFIG, at("sample_rate") + " must be at least 1");
+    if (config.sample_rate < 1) throw sdk::Error(CDZ_STATUS_INVALID_CONFIG, at("sample_rate") + " must be at least 1");
     if (config.semantic_dimension < 1)
-        throw Error(CDZ_STATUS_INVALID_CONFIG, at("semantic_dimension") + " must be at least 1");
+        throw sdk::Error(CDZ_STATUS_INVALID_CONFIG, at("semantic_dimension") + " must be at least 1");
     if (config.quantizer.n_q < 1 || config.quantizer.bins < 1)
-        throw Error(CDZ_STATUS_INVALID_CONFIG, where + ": n_q and codebook_size must be at least 1");
+        throw sdk::Error(CDZ_STATUS_INVALID_CONFIG, where + ": n_q and codebook_size must be at least 1");
     return config;
 }
 

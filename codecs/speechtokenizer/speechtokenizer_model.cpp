@@ -2,7 +2,7 @@
 
 #include <ATen/ops/linear.h>
 
-#include "error.h"
+#include "cadenza/sdk/plugin_error.hpp"
 #include "state_dict_file.h"
 
 namespace cadenza::speechtokenizer {
@@ -37,7 +37,7 @@ SpeechTokenizerModel SpeechTokenizerModel::load(const SpeechTokenizerConfig& con
 
 at::Tensor SpeechTokenizerModel::embed(const at::Tensor& audio) const {
     if (audio.dim() != 3 || audio.size(1) != config_.encoder.channels || audio.size(2) < 1)
-        throw Error(CDZ_STATUS_INVALID_ARGUMENT, "SpeechTokenizer encodes [batch, 1, samples] audio");
+        throw sdk::Error(CDZ_STATUS_INVALID_ARGUMENT, "SpeechTokenizer encodes [batch, 1, samples] audio");
     return encoder_.forward(audio.to(device_, at::kFloat));
 }
 

@@ -1,6 +1,6 @@
 #include "speechtokenizer_mono_codec.h"
 
-#include "error.h"
+#include "cadenza/sdk/plugin_error.hpp"
 
 namespace cadenza::speechtokenizer {
 
@@ -28,7 +28,7 @@ at::Tensor SpeechTokenizerMonoCodec::encode(const at::Tensor& samples) const {
 at::Tensor SpeechTokenizerMonoCodec::decode(const at::Tensor& codes) const {
     const int64_t layers = model_->config().quantizer.n_q;
     if (codes.size(0) < 1 || codes.size(0) > layers)
-        throw Error(CDZ_STATUS_INVALID_ARGUMENT, "codes have " + std::to_string(codes.size(0)) +
+        throw sdk::Error(CDZ_STATUS_INVALID_ARGUMENT, "codes have " + std::to_string(codes.size(0)) +
                                                      " codebooks; the model decodes 1 to " + std::to_string(layers));
     return model_->decode(codes.unsqueeze(1)).reshape({-1}).to(at::kCPU);
 }

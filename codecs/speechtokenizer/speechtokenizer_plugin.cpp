@@ -7,8 +7,9 @@
 #include <memory>
 
 #include "cadenza/plugin.h"
+#include "cadenza/sdk/plugin_error.hpp"
 #include "codec_plugin_glue.h"
-#include "error.h"
+#include "libtorch_errors.h"
 #include "speechtokenizer_mono_codec.h"
 
 namespace {
@@ -28,17 +29,17 @@ const cdz_param_spec params[] = {
     {"threads", CDZ_PARAM_INT, "0", 1, 0, 1024, nullptr, "LibTorch intra-op threads (process-wide); 0: leave as is"},
 };
 
-std::unique_ptr<codec_plugin::MonoCodec> make_codec(const cdz_instance_args& args, const codec_plugin::Params& p) {
+std::unique_ptr<codec_plugin::MonoCodec> make_codec(const cdz_instance_args& args, const sdk::Params& p) {
     const std::filesystem::path checkpoint = p.string("checkpoint");
     std::filesystem::path config_path = p.string("config");
     if (config_path.empty()) config_path = "config.json";
     if (config_path.is_relative()) config_path = checkpoint.parent_path() / config_path;
     if (!std::filesystem::is_regular_file(config_path))
-        throw Error(CDZ_STATUS_NOT_FOUND, "config file not found: " + config_path.string());
+        throw sdk::Error(CDZ_STATUS_NOT_FOUND, "config file not found: " + config_path.string());
     const SpeechTokenizerConfig config = SpeechTokenizerConfig::from_file(config_path);
     const int64_t requested = p.integer("n_q");
     if (requested > config.quantizer.n_q)
-        throw Error(CDZ_STATUS_INVALID_CONFIG, "n_q = " + std::to_string(requested) + " but the model has " +
+        throw sdk::Error(CDZ_STATUS_INVALID_CONFIG, "n_q = " + std::to_string(requested) + " but the model has " +
                                                    std::to_string(config.quantizer.n_q) + " quantizers (" +
                                                    config_path.string() + ")");
     codec_plugin::apply_threads(p.integer("threads"));
@@ -47,11 +48,7 @@ std::unique_ptr<codec_plugin::MonoCodec> make_codec(const cdz_instance_args& arg
     return std::make_unique<SpeechTokenizerMonoCodec>(std::move(model), requested > 0 ? requested : config.quantizer.n_q);
 }
 
-cdz_status* create(const cdz_instance_args* args, void** out_ctx) {
-    return codec_plugin::create(plugin_name, args, out_ctx, make_codec);
-}
-
-const cdz_codec_vtable vtable = codec_plugin::vtable_with(create);
+const cdz_codec_vtable vtable = codec_plugin::vtable_of<make_codec>();
 
 const cdz_plugin_descriptor descriptor = {
     sizeof(cdz_plugin_descriptor), CDZ_PLUGIN_ABI_MAJOR, CDZ_PLUGIN_ABI_MINOR, plugin_name,
@@ -64,5 +61,5 @@ const cdz_plugin_descriptor* const descriptors[] = {&descriptor};
 }  // namespace
 
 extern "C" CDZ_PLUGIN_EXPORT cdz_status* cdz_plugin_entry(const cdz_host_api* host_api, cdz_plugin_list* out) {
-    return codec_plugin::enter(host_api, out, descriptors, plugin_name);
+    return sdk::enter_plugin(host_api, out, descriptors, 1, plugin_name, torch_support::describe_exception);
 }

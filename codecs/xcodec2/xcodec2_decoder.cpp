@@ -21,7 +21,7 @@
 #include <ATen/ops/softmax.h>
 #include <ATen/ops/stack.h>
 
-#include "error.h"
+#include "cadenza/sdk/plugin_error.hpp"
 #include "safetensors.h"
 #include "torch_checkpoint.h"
 
@@ -31,7 +31,7 @@ using seanet::ParameterRole;
 using seanet::ParameterSource;
 
 void XCodec2Config::validate() const {
-    auto fail = [](const std::string& what) { throw Error(CDZ_STATUS_INVALID_CONFIG, "xcodec2 config: " + what); };
+    auto fail = [](const std::string& what) { throw sdk::Error(CDZ_STATUS_INVALID_CONFIG, "xcodec2 config: " + what); };
     if (sample_rate <= 0 || hidden_dim <= 0 || depth < 0 || heads <= 0 || hop_length <= 0 || vq_dim <= 0 ||
         resnet_blocks < 0 || group_norm_groups <= 0)
         fail("sizes must be positive");
@@ -159,12 +159,12 @@ at::Tensor XCodec2Decoder::backbone(const at::Tensor& input) const {
 }
 
 at::Tensor XCodec2Decoder::decode(const at::Tensor& indices) const {
-    if (indices.dim() != 2) throw Error(CDZ_STATUS_INVALID_ARGUMENT, "decode: expected indices [batch, frames]");
+    if (indices.dim() != 2) throw sdk::Error(CDZ_STATUS_INVALID_ARGUMENT, "decode: expected indices [batch, frames]");
     const int64_t size = quantizer_.fsq().codebook_size();
     if (indices.numel() > 0) {
         const int64_t low = indices.min().item<int64_t>(), high = indices.max().item<int64_t>();
         if (low < 0 || high >= size)
-            throw Error(CDZ_STATUS_INVALID_ARGUMENT, "decode: code " + std::to_string(low < 0 ? low : high) +
+            throw sdk::Error(CDZ_STATUS_INVALID_ARGUMENT, "decode: code " + std::to_string(low < 0 ? low : high) +
                                                          " outside [0, " + std::to_string(size) + ")");
     }
     return head_->forward(backbone(embed_codes(indices)));
@@ -182,7 +182,7 @@ at::Tensor float_tensor(std::vector<float> values, const std::vector<int64_t>& s
 
 seanet::StateDict read_decoder_tensors(const std::filesystem::path& path, int64_t& ignored) {
     std::ifstream file(path, std::ios::binary);
-    if (!file) throw Error(CDZ_STATUS_NOT_FOUND, "cannot open the checkpoint " + path.string());
+    if (!file) throw sdk::Error(CDZ_STATUS_NOT_FOUND, "cannot open the checkpoint " + path.string());
     char magic[2] = {0, 0};
     file.read(magic, 2);
     file.close();
@@ -197,12 +197,12 @@ seanet::StateDict read_decoder_tensors(const std::filesystem::path& path, int64_
                     continue;
                 }
                 if (!torch_checkpoint::is_floating_point(entry.dtype))
-                    throw Error(CDZ_STATUS_INVALID_CONFIG, checkpoint.where(entry.name) + ": expected floating point, found " +
+                    throw sdk::Error(CDZ_STATUS_INVALID_CONFIG, checkpoint.where(entry.name) + ": expected floating point, found " +
                                                                torch_checkpoint::dtype_name(entry.dtype));
                 tensors.emplace_back(entry.name, float_tensor(checkpoint.read_f32(entry), entry.shape));
             }
             if (tensors.empty() && !checkpoint.skipped().empty())
-                throw Error(CDZ_STATUS_INVALID_CONFIG,
+                throw sdk::Error(CDZ_STATUS_INVALID_CONFIG,
                             path.string() + ": no generator.* tensors at the top level (a Lightning .ckpt keeps them "
                                             "under 'state_dict': save that dict on its own, or use safetensors)");
         } else {
@@ -216,12 +216,12 @@ seanet::StateDict read_decoder_tensors(const std::filesystem::path& path, int64_
             }
         }
     } catch (const torch_checkpoint::TorchCheckpointError& e) {
-        throw Error(CDZ_STATUS_INVALID_CONFIG,
+        throw sdk::Error(CDZ_STATUS_INVALID_CONFIG,
                     std::string("cannot read the checkpoint: ") + e.what() +
                         " (a Lightning .ckpt nests the state dict under 'state_dict' with other objects: save "
                         "ckpt['state_dict'] on its own with torch.save, or use the safetensors release)");
     } catch (const safetensors::Error& e) {
-        throw Error(CDZ_STATUS_INVALID_CONFIG,
+        throw sdk::Error(CDZ_STATUS_INVALID_CONFIG,
                     std::string("cannot read the checkpoint (neither a torch.save zip archive nor safetensors): ") +
                         e.what());
     }

@@ -38,7 +38,7 @@ struct XCodec2Config {
     int64_t n_fft() const { return 4 * hop_length; }
     int64_t head_dim() const { return hidden_dim / heads; }
     double frame_rate() const { return static_cast<double>(sample_rate) / static_cast<double>(hop_length); }
-    // Throws cadenza::Error naming the field that does not fit.
+    // Throws cadenza::sdk::Error naming the field that does not fit.
     void validate() const;
 };
 

@@ -5,7 +5,7 @@
 #include <ATen/ops/round.h>
 #include <ATen/ops/tanh.h>
 
-#include "error.h"
+#include "cadenza/sdk/plugin_error.hpp"
 
 namespace cadenza::xcodec2 {
 
@@ -18,13 +18,13 @@ at::Tensor int64_tensor(std::vector<int64_t> values) {
 }  // namespace
 
 FiniteScalarQuantizer::FiniteScalarQuantizer(std::vector<int64_t> levels) : levels_(std::move(levels)) {
-    if (levels_.empty()) throw Error(CDZ_STATUS_INVALID_CONFIG, "FSQ: no levels");
+    if (levels_.empty()) throw sdk::Error(CDZ_STATUS_INVALID_CONFIG, "FSQ: no levels");
     std::vector<int64_t> basis;
     for (int64_t level : levels_) {
-        if (level < 2) throw Error(CDZ_STATUS_INVALID_CONFIG, "FSQ: a level below 2");
+        if (level < 2) throw sdk::Error(CDZ_STATUS_INVALID_CONFIG, "FSQ: a level below 2");
         basis.push_back(codebook_size_);
         codebook_size_ *= level;
-        if (codebook_size_ > (int64_t{1} << 31)) throw Error(CDZ_STATUS_INVALID_CONFIG, "FSQ: too many codes");
+        if (codebook_size_ > (int64_t{1} << 31)) throw sdk::Error(CDZ_STATUS_INVALID_CONFIG, "FSQ: too many codes");
     }
     levels_tensor_ = int64_tensor(levels_);
     basis_ = int64_tensor(basis);

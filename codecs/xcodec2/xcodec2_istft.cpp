@@ -10,7 +10,7 @@
 #include <ATen/ops/sin.h>
 #include <ATen/ops/zeros.h>
 
-#include "error.h"
+#include "cadenza/sdk/plugin_error.hpp"
 
 namespace cadenza::xcodec2 {
 
@@ -41,11 +41,11 @@ at::Tensor overlap_add(const at::Tensor& frames, int64_t hop) {
 at::Tensor istft_same(const at::Tensor& spectrum, const at::Tensor& window, int64_t hop) {
     const int64_t n_fft = window.size(0);
     if (hop <= 0 || n_fft % hop != 0 || (n_fft - hop) % 2 != 0)
-        throw Error(CDZ_STATUS_INVALID_CONFIG, "ISTFT: n_fft " + std::to_string(n_fft) +
+        throw sdk::Error(CDZ_STATUS_INVALID_CONFIG, "ISTFT: n_fft " + std::to_string(n_fft) +
                                                    " must be a multiple of the hop " + std::to_string(hop) +
                                                    " with n_fft - hop even");
     if (spectrum.dim() != 3 || spectrum.size(1) != n_fft / 2 + 1)
-        throw Error(CDZ_STATUS_INVALID_ARGUMENT, "ISTFT: expected a spectrum [batch, n_fft / 2 + 1, frames]");
+        throw sdk::Error(CDZ_STATUS_INVALID_ARGUMENT, "ISTFT: expected a spectrum [batch, n_fft / 2 + 1, frames]");
     const int64_t frames = spectrum.size(2);
     const int64_t pad = (n_fft - hop) / 2;
     // irfft along the bins (norm "backward": 1 / n_fft), each frame windowed.
@@ -56,7 +56,7 @@ at::Tensor istft_same(const at::Tensor& spectrum, const at::Tensor& window, int6
     const int64_t length = y.size(1) - 2 * pad;
     const at::Tensor cut = envelope.narrow(0, pad, length);
     if (!cut.gt(1e-11).all().item<bool>())
-        throw Error(CDZ_STATUS_INVALID_CONFIG, "ISTFT: the window's overlap-added square has zeros (not NOLA)");
+        throw sdk::Error(CDZ_STATUS_INVALID_CONFIG, "ISTFT: the window's overlap-added square has zeros (not NOLA)");
     return y.narrow(1, pad, length) / cut;
 }
 

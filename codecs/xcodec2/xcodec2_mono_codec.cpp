@@ -1,6 +1,6 @@
 #include "xcodec2_mono_codec.h"
 
-#include "error.h"
+#include "cadenza/sdk/plugin_error.hpp"
 
 namespace cadenza::xcodec2 {
 
@@ -21,7 +21,7 @@ cdz_codec_info XCodec2MonoCodec::info() const {
 }
 
 at::Tensor XCodec2MonoCodec::encode(const at::Tensor&) const {
-    throw Error(CDZ_STATUS_UNSUPPORTED,
+    throw sdk::Error(CDZ_STATUS_UNSUPPORTED,
                 "encode is not implemented: X-codec2's encoder needs the w2v-BERT 2.0 semantic model "
                 "(facebook/w2v-bert-2.0, layer 16) and the BigCodec acoustic encoder (SnakeBeta, anti-aliased "
                 "resampling), which this plugin does not have yet; it decodes codes only (can_encode = 0)");
@@ -29,7 +29,7 @@ at::Tensor XCodec2MonoCodec::encode(const at::Tensor&) const {
 
 at::Tensor XCodec2MonoCodec::decode(const at::Tensor& codes) const {
     if (codes.size(0) != 1)
-        throw Error(CDZ_STATUS_INVALID_ARGUMENT,
+        throw sdk::Error(CDZ_STATUS_INVALID_ARGUMENT,
                     "codes have " + std::to_string(codes.size(0)) + " codebooks; X-codec2 has 1");
     return decoder_->decode(codes).reshape({-1}).to(at::kCPU);
 }

@@ -6,8 +6,9 @@
 #include <memory>
 
 #include "cadenza/plugin.h"
+#include "cadenza/sdk/plugin_error.hpp"
 #include "codec_plugin_glue.h"
-#include "error.h"
+#include "libtorch_errors.h"
 #include "xcodec2_mono_codec.h"
 
 namespace {
@@ -25,7 +26,7 @@ const cdz_param_spec params[] = {
     {"threads", CDZ_PARAM_INT, "0", 1, 0, 1024, nullptr, "LibTorch intra-op threads (process-wide); 0: leave as is"},
 };
 
-std::unique_ptr<codec_plugin::MonoCodec> make_codec(const cdz_instance_args& args, const codec_plugin::Params& p) {
+std::unique_ptr<codec_plugin::MonoCodec> make_codec(const cdz_instance_args& args, const sdk::Params& p) {
     const std::filesystem::path checkpoint = p.string("checkpoint");
     codec_plugin::apply_threads(p.integer("threads"));
     const c10::Device device = codec_plugin::device_of(args, p);
@@ -33,11 +34,7 @@ std::unique_ptr<codec_plugin::MonoCodec> make_codec(const cdz_instance_args& arg
     return std::make_unique<XCodec2MonoCodec>(std::move(decoder));
 }
 
-cdz_status* create(const cdz_instance_args* args, void** out_ctx) {
-    return codec_plugin::create(plugin_name, args, out_ctx, make_codec);
-}
-
-const cdz_codec_vtable vtable = codec_plugin::vtable_with(create);
+const cdz_codec_vtable vtable = codec_plugin::vtable_of<make_codec>();
 
 const cdz_plugin_descriptor descriptor = {
     sizeof(cdz_plugin_descriptor), CDZ_PLUGIN_ABI_MAJOR, CDZ_PLUGIN_ABI_MINOR, plugin_name,
@@ -50,5 +47,5 @@ const cdz_plugin_descriptor* const descriptors[] = {&descriptor};
 }  // namespace
 
 extern "C" CDZ_PLUGIN_EXPORT cdz_status* cdz_plugin_entry(const cdz_host_api* host_api, cdz_plugin_list* out) {
-    return codec_plugin::enter(host_api, out, descriptors, plugin_name);
+    return sdk::enter_plugin(host_api, out, descriptors, 1, plugin_name, torch_support::describe_exception);
 }

@@ -7,7 +7,7 @@
 #include <sstream>
 
 #include "draft_support.h"
-#include "error.h"
+#include "cadenza/sdk/plugin_error.hpp"
 
 namespace cadenza::drafts {
 namespace {
@@ -66,8 +66,8 @@ void factor_probabilities(float* values, int64_t count, const bool* allowed, con
 
 }  // namespace
 
-DigitSampling digit_sampling_of(const cdz_params* params) {
-    const std::string rule = param_string(params, digit_sampling_param.name);
+DigitSampling digit_sampling_of(const sdk::Params& params) {
+    const std::string rule = params.string(digit_sampling_param.name);
     if (rule == "row") return DigitSampling::row;
     return rule == "nucleus" ? DigitSampling::nucleus : DigitSampling::factors;
 }
@@ -106,18 +106,18 @@ CodeGrid CodeGrid::parse(const std::string& levels, int64_t code_offset, int64_t
             used = 0;
         }
         if (used == 0 || used != item.size() || level < 2 || level > 65536)
-            throw Error(CDZ_STATUS_INVALID_CONFIG, where + ": code levels '" + levels +
+            throw sdk::Error(CDZ_STATUS_INVALID_CONFIG, where + ": code levels '" + levels +
                                                        "': each level must be an integer from 2 to 65536");
         product *= level;
         if (product > vocab_size)
-            throw Error(CDZ_STATUS_INVALID_CONFIG, where + ": code levels '" + levels + "' make more codes than the " +
+            throw sdk::Error(CDZ_STATUS_INVALID_CONFIG, where + ": code levels '" + levels + "' make more codes than the " +
                                                        std::to_string(vocab_size) + " tokens of the vocabulary");
         grid.levels.push_back(level);
     }
     if (grid.levels.empty())
-        throw Error(CDZ_STATUS_INVALID_CONFIG, where + ": code levels '" + levels + "': no level");
+        throw sdk::Error(CDZ_STATUS_INVALID_CONFIG, where + ": code levels '" + levels + "': no level");
     if (code_offset < 0 || code_offset + product > vocab_size)
-        throw Error(CDZ_STATUS_INVALID_CONFIG, where + ": " + std::to_string(product) + " codes from token " +
+        throw sdk::Error(CDZ_STATUS_INVALID_CONFIG, where + ": " + std::to_string(product) + " codes from token " +
                                                    std::to_string(code_offset) + " do not fit a vocabulary of " +
                                                    std::to_string(vocab_size));
     return grid;
@@ -128,12 +128,12 @@ std::optional<CodeGrid> code_grid_of(const std::map<std::string, std::string>& m
     const auto output = metadata.find("cadenza.output");
     if (output == metadata.end() || output->second == "vocabulary") return std::nullopt;
     if (output->second != "code_digits")
-        throw Error(CDZ_STATUS_INVALID_CONFIG, where + ": metadata cadenza.output = '" + output->second +
+        throw sdk::Error(CDZ_STATUS_INVALID_CONFIG, where + ": metadata cadenza.output = '" + output->second +
                                                    "' (expected 'vocabulary' or 'code_digits')");
     const auto levels = metadata.find("cadenza.code_levels");
     const auto offset = metadata.find("cadenza.code_offset");
     if (levels == metadata.end() || offset == metadata.end())
-        throw Error(CDZ_STATUS_INVALID_CONFIG,
+        throw sdk::Error(CDZ_STATUS_INVALID_CONFIG,
                     where + ": code-digit heads need metadata cadenza.code_levels and cadenza.code_offset");
     size_t used = 0;
     long long first = -1;
@@ -143,7 +143,7 @@ std::optional<CodeGrid> code_grid_of(const std::map<std::string, std::string>& m
         used = 0;
     }
     if (used == 0 || used != offset->second.size() || first < 0)
-        throw Error(CDZ_STATUS_INVALID_CONFIG, where + ": metadata cadenza.code_offset = '" + offset->second +
+        throw sdk::Error(CDZ_STATUS_INVALID_CONFIG, where + ": metadata cadenza.code_offset = '" + offset->second +
                                                    "' is not a non-negative integer");
     return CodeGrid::parse(levels->second, first, vocab_size, where);
 }
@@ -269,7 +269,7 @@ bool CodeDigitDistribution::fill_probabilities(const float* head_logits, const c
     const int64_t vocab = grid_.vocab_size;
     if (!std::isfinite(sampling.temperature) || sampling.temperature < 0 || !(sampling.top_p > 0 && sampling.top_p <= 1) ||
         sampling.top_k < 0)
-        throw Error(CDZ_STATUS_INVALID_ARGUMENT, "sampling settings out of range (temperature >= 0, 0 < top_p <= 1, top_k >= 0)");
+        throw sdk::Error(CDZ_STATUS_INVALID_ARGUMENT, "sampling settings out of range (temperature >= 0, 0 < top_p <= 1, top_k >= 0)");
     if (sampling_ == DigitSampling::row || classes > 1024) return false;
     if (sampling_ == DigitSampling::nucleus && sampling.temperature == 0) return false;
     for (const int64_t level : grid_.levels)
@@ -286,7 +286,7 @@ bool CodeDigitDistribution::fill_probabilities(const float* head_logits, const c
         any |= class_allowed[c] = allowed.contains(token);
     }
     any |= class_allowed[classes - 1] = all_codes;
-    if (!any) throw Error(CDZ_STATUS_INVALID_ARGUMENT, "the sampling settings allow no token");
+    if (!any) throw sdk::Error(CDZ_STATUS_INVALID_ARGUMENT, "the sampling settings allow no token");
     // `nucleus` tempers the factors alone: top-k and top-p act on the product.
     cdz_sampling factor_sampling = sampling;
     std::copy(head_logits, head_logits + grid_.head_rows(), scratch);

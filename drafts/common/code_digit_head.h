@@ -27,6 +27,7 @@
 #include <ATen/ATen.h>
 
 #include "cadenza/plugin.h"
+#include "cadenza/sdk/plugin_params.hpp"
 
 namespace cadenza::drafts {
 
@@ -45,14 +46,14 @@ struct CodeGrid {
     // "8,8,8,4,4"
     std::string levels_text() const;
     // Parses "8,8,8,4,4" and checks the grid fits the vocabulary; throws
-    // cadenza::Error (INVALID_CONFIG) naming `where` otherwise.
+    // cadenza::sdk::Error (INVALID_CONFIG) naming `where` otherwise.
     static CodeGrid parse(const std::string& levels, int64_t code_offset, int64_t vocab_size, const std::string& where);
 };
 
 // The grid a file's metadata declares for code-digit output heads:
 // cadenza.output = "code_digits" with cadenza.code_levels ("8,8,8,4,4") and
 // cadenza.code_offset; nullopt when cadenza.output is absent or
-// "vocabulary". Throws cadenza::Error (INVALID_CONFIG) naming `where` and the
+// "vocabulary". Throws cadenza::sdk::Error (INVALID_CONFIG) naming `where` and the
 // key on anything else.
 std::optional<CodeGrid> code_grid_of(const std::map<std::string, std::string>& metadata, int64_t vocab_size,
                                      const std::string& where);
@@ -80,7 +81,7 @@ inline constexpr cdz_param_spec digit_sampling_param = {
     "and top-p, multiplied out), row (the vocabulary-wide row through the host's sampling, as the target's) or "
     "nucleus (row's distribution from tempered factors and the host's top-k/top-p, without a softmax over the row)"};
 // The drafter's `digit_sampling` parameter (the host has checked its value).
-DigitSampling digit_sampling_of(const cdz_params* params);
+DigitSampling digit_sampling_of(const sdk::Params& params);
 
 // The product distribution of a code-digit head, in both the batched,
 // differentiable form training and tools use and the one-row form a drafter

@@ -1,100 +1,32 @@
 #include "draft_support.h"
 
-#include <exception>
-#include <new>
 #include <string>
 
 #include <ATen/Parallel.h>
-#include <c10/util/Exception.h>
 
+#include "cadenza/sdk/plugin_error.hpp"
 #include "thread_policy.h"
 
 namespace cadenza::drafts {
-namespace {
-
-const cdz_host_api* g_host = nullptr;
-
-}  // namespace
-
-void set_host(const cdz_host_api* host) { g_host = host; }
-
-const cdz_host_api& host() { return *g_host; }
-
-cdz_status* enter_plugin(const cdz_host_api* host, cdz_plugin_list* out,
-                         const cdz_plugin_descriptor* const* descriptors) {
-    if (host->abi_major != CDZ_PLUGIN_ABI_MAJOR || host->struct_size < sizeof(cdz_host_api)) {
-        const std::string message = std::string(descriptors[0]->name) + ": the host's services are too old";
-        return host->status_create(CDZ_STATUS_ABI_MISMATCH, message.c_str());
-    }
-    set_host(host);
-    out->descriptors = descriptors;
-    out->count = 1;
-    return nullptr;
-}
-
-void throw_if_error(cdz_status* status) {
-    if (!status) return;
-    const cdz_status_code code = g_host->status_code(status);
-    const std::string message = g_host->status_message(status);
-    g_host->status_release(status);
-    throw Error(code, message);
-}
-
-cdz_status* status_of_current_exception(const char* plugin) noexcept {
-    const std::string prefix = std::string(plugin) + ": ";
-    try {
-        throw;
-    } catch (const std::bad_alloc&) {
-        return g_host->status_create(CDZ_STATUS_OUT_OF_MEMORY, (prefix + "out of memory").c_str());
-    } catch (const Error& e) {
-        // A message that already names the plugin (a status from the host) keeps its own start.
-        const std::string message = e.what();
-        return g_host->status_create(e.code(), (message.rfind(prefix, 0) == 0 ? message : prefix + message).c_str());
-    } catch (const c10::Error& e) {
-        return g_host->status_create(CDZ_STATUS_INTERNAL, (prefix + e.what_without_backtrace()).c_str());
-    } catch (const std::exception& e) {
-        return g_host->status_create(CDZ_STATUS_INTERNAL, (prefix + e.what()).c_str());
-    } catch (...) {
-        return g_host->status_create(CDZ_STATUS_INTERNAL, (prefix + "unknown exception").c_str());
-    }
-}
 
 void apply_threads(int64_t threads) {
     llama::apply_thread_policy(threads > 0 ? static_cast<int>(threads) : at::get_num_threads());
 }
 
-int64_t param_int(const cdz_params* params, const char* key) {
-    int64_t value = 0;
-    throw_if_error(g_host->params_get_int(params, key, &value));
-    return value;
-}
-
-double param_float(const cdz_params* params, const char* key) {
-    double value = 0;
-    throw_if_error(g_host->params_get_float(params, key, &value));
-    return value;
-}
-
-std::string param_string(const cdz_params* params, const char* key) {
-    const char* value = nullptr;
-    throw_if_error(g_host->params_get_string(params, key, &value));
-    return value ? value : "";
-}
-
 void sampling_probabilities(const cdz_sampling* sampling, const float* logits, float* probabilities, int64_t count) {
-    if (!sampling) throw Error(CDZ_STATUS_INVALID_ARGUMENT, "the draft input has no sampling settings");
-    throw_if_error(g_host->sampling_probabilities(sampling, logits, probabilities, count));
+    if (!sampling) throw sdk::Error(CDZ_STATUS_INVALID_ARGUMENT, "the draft input has no sampling settings");
+    sdk::throw_if_error(sdk::host().sampling_probabilities(sampling, logits, probabilities, count));
 }
 
 void sampling_nucleus(const cdz_sampling* sampling, float* probabilities, int64_t count) {
-    if (!sampling) throw Error(CDZ_STATUS_INVALID_ARGUMENT, "the draft input has no sampling settings");
-    if (!CDZ_STRUCT_HAS(g_host, cdz_host_api, sampling_nucleus) || !g_host->sampling_nucleus)
-        throw Error(CDZ_STATUS_UNSUPPORTED, "the host has no sampling_nucleus (plugin ABI 0.4)");
-    throw_if_error(g_host->sampling_nucleus(sampling, probabilities, count));
+    if (!sampling) throw sdk::Error(CDZ_STATUS_INVALID_ARGUMENT, "the draft input has no sampling settings");
+    if (!CDZ_STRUCT_HAS(&sdk::host(), cdz_host_api, sampling_nucleus) || !sdk::host().sampling_nucleus)
+        throw sdk::Error(CDZ_STATUS_UNSUPPORTED, "the host has no sampling_nucleus (plugin ABI 0.4)");
+    sdk::throw_if_error(sdk::host().sampling_nucleus(sampling, probabilities, count));
 }
 
 int32_t sample_index(cdz_rng* rng, const float* probabilities, int64_t count) {
-    return static_cast<int32_t>(g_host->sample_index(rng, probabilities, count));
+    return static_cast<int32_t>(sdk::host().sample_index(rng, probabilities, count));
 }
 
 TokenRange allowed_tokens(const cdz_sampling* sampling, int64_t vocab) {
@@ -113,15 +45,15 @@ const float* target_hidden(const cdz_draft_input& in, int64_t hidden_size) {
     const DLTensor* t = in.target_hidden;
     if (!t) return nullptr;
     if (t->device.device_type != kDLCPU || t->dtype.code != kDLFloat || t->dtype.bits != 32 || t->dtype.lanes != 1)
-        throw Error(CDZ_STATUS_INVALID_ARGUMENT, "the target's hidden state must be a float32 CPU tensor");
+        throw sdk::Error(CDZ_STATUS_INVALID_ARGUMENT, "the target's hidden state must be a float32 CPU tensor");
     int64_t elements = 1;
     for (int32_t d = 0; d < t->ndim; ++d) elements *= t->shape[d];
     if (t->ndim < 1 || t->shape[t->ndim - 1] != hidden_size || elements != hidden_size)
-        throw Error(CDZ_STATUS_INVALID_ARGUMENT,
+        throw sdk::Error(CDZ_STATUS_INVALID_ARGUMENT,
                     "the target's hidden state has " + std::to_string(elements) + " values, the heads expect " +
                         std::to_string(hidden_size) + " (is the target the checkpoint the heads were trained on?)");
     if (t->strides && t->ndim >= 1 && t->strides[t->ndim - 1] != 1)
-        throw Error(CDZ_STATUS_INVALID_ARGUMENT, "the target's hidden state is not contiguous");
+        throw sdk::Error(CDZ_STATUS_INVALID_ARGUMENT, "the target's hidden state is not contiguous");
     return reinterpret_cast<const float*>(static_cast<const char*>(t->data) + t->byte_offset);
 }
 

@@ -1,7 +1,7 @@
-// What the drafter plugins share at the ABI boundary: the host pointer, the
-// conversion of exceptions into statuses, parameter access, the checked
-// target hidden state, and the [nodes, vocab] probability buffer handed to
-// the host without a fresh allocation (or zero-fill) per proposal.
+// What the drafter plugins share beyond the SDK: the host's sampling
+// services, the checked target hidden state, and the [nodes, vocab]
+// probability buffer handed to the host without a fresh allocation (or
+// zero-fill) per proposal.
 #pragma once
 
 #include <cstdint>
@@ -10,36 +10,8 @@
 #include <vector>
 
 #include "cadenza/plugin.h"
-#include "error.h"
 
 namespace cadenza::drafts {
-
-// The host's services for this plugin library, set once by cdz_plugin_entry.
-void set_host(const cdz_host_api* host);
-const cdz_host_api& host();
-
-// The body of a drafter library's cdz_plugin_entry: checks that the host's
-// services are recent enough, keeps them, and lists the one descriptor.
-cdz_status* enter_plugin(const cdz_host_api* host, cdz_plugin_list* out,
-                         const cdz_plugin_descriptor* const* descriptors);
-
-// A status from the host becomes a cadenza::Error with its code and message.
-void throw_if_error(cdz_status* status);
-
-// The exception being handled as a status whose message starts with
-// "<plugin>: ". Call only from a catch block.
-cdz_status* status_of_current_exception(const char* plugin) noexcept;
-
-// Runs body; an exception becomes a status, nothing escapes.
-template <typename Body>
-cdz_status* guarded(const char* plugin, Body&& body) noexcept {
-    try {
-        body();
-        return nullptr;
-    } catch (...) {
-        return status_of_current_exception(plugin);
-    }
-}
 
 // The `threads` parameter of a drafter: N > 0 sets LibTorch's intra-op
 // threads to N (process-wide, like backbone.llama's `threads`); 0 keeps the
@@ -47,10 +19,6 @@ cdz_status* guarded(const char* plugin, Body&& body) noexcept {
 // the backbone's setting. Either way OpenBLAS is held to one thread of its
 // own (cadenza::llama::apply_thread_policy).
 void apply_threads(int64_t threads);
-
-int64_t param_int(const cdz_params* params, const char* key);
-double param_float(const cdz_params* params, const char* key);
-std::string param_string(const cdz_params* params, const char* key);
 
 // host->sampling_probabilities, host->sampling_nucleus and host->sample_index,
 // throwing on error.

@@ -8,7 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "error.h"
+#include "cadenza/sdk/plugin_error.hpp"
 #include "safetensors.h"
 
 namespace cadenza::drafts {
@@ -34,7 +34,7 @@ int64_t metadata_int(const std::map<std::string, std::string>& metadata, const s
         if (used != found->second.size() || value < 0) throw std::invalid_argument(key);
         return value;
     } catch (const std::exception&) {
-        throw Error(CDZ_STATUS_INVALID_CONFIG,
+        throw sdk::Error(CDZ_STATUS_INVALID_CONFIG,
                     where + ": metadata " + key + " = '" + found->second + "' is not a non-negative integer");
     }
 }
@@ -66,20 +66,20 @@ at::Tensor load_target_head(const std::filesystem::path& path) {
             try {
                 std::ifstream(config_path) >> config;
             } catch (const std::exception& e) {
-                throw Error(CDZ_STATUS_INVALID_CONFIG, config_path.string() + ": not valid JSON: " + e.what());
+                throw sdk::Error(CDZ_STATUS_INVALID_CONFIG, config_path.string() + ": not valid JSON: " + e.what());
             }
             tied = config.value("tie_word_embeddings", false);
         }
         const std::string name = tied ? "model.embed_tokens.weight" : "lm_head.weight";
         if (!checkpoint.contains(name))
-            throw Error(CDZ_STATUS_INVALID_CONFIG, path.string() + ": the target's output head '" + name +
+            throw sdk::Error(CDZ_STATUS_INVALID_CONFIG, path.string() + ": the target's output head '" + name +
                                                        "' is missing" + (tied ? " (the config ties it to the embedding)" : ""));
         const auto& info = checkpoint.info(name);
         if (info.shape.size() != 2)
-            throw Error(CDZ_STATUS_INVALID_CONFIG, path.string() + ": tensor '" + name + "' is not a matrix");
+            throw sdk::Error(CDZ_STATUS_INVALID_CONFIG, path.string() + ": tensor '" + name + "' is not a matrix");
         return read_tensor(checkpoint, name, info.shape);
     } catch (const safetensors::Error& e) {
-        throw Error(CDZ_STATUS_INVALID_CONFIG, e.what());
+        throw sdk::Error(CDZ_STATUS_INVALID_CONFIG, e.what());
     }
 }
 
@@ -89,7 +89,7 @@ DraftHeads::DraftHeads(const std::filesystem::path& heads_file, const std::files
 
 DraftHeads::DraftHeads(const std::filesystem::path& heads_file, at::Tensor lm_head, int64_t use_heads)
     : lm_head_(std::move(lm_head)) {
-    if (lm_head_.dim() != 2) throw Error(CDZ_STATUS_INVALID_ARGUMENT, "the target's output head is not a matrix");
+    if (lm_head_.dim() != 2) throw sdk::Error(CDZ_STATUS_INVALID_ARGUMENT, "the target's output head is not a matrix");
     hidden_ = lm_head_.size(1);
     const std::string where = heads_file.string();
     try {
@@ -101,16 +101,16 @@ DraftHeads::DraftHeads(const std::filesystem::path& heads_file, at::Tensor lm_he
         const auto kind = file.metadata().find("cadenza.kind");
         kind_ = kind == file.metadata().end() ? "" : kind->second;
         if (found == 0)
-            throw Error(CDZ_STATUS_INVALID_CONFIG, where + ": no tensor 'heads.0.linear.weight'; not a heads file");
+            throw sdk::Error(CDZ_STATUS_INVALID_CONFIG, where + ": no tensor 'heads.0.linear.weight'; not a heads file");
         if (declared >= 0 && declared != found)
-            throw Error(CDZ_STATUS_INVALID_CONFIG, where + ": metadata cadenza.heads = " + std::to_string(declared) +
+            throw sdk::Error(CDZ_STATUS_INVALID_CONFIG, where + ": metadata cadenza.heads = " + std::to_string(declared) +
                                                        " but the file holds heads 0.." + std::to_string(found - 1));
         if (declared_hidden >= 0 && declared_hidden != hidden_)
-            throw Error(CDZ_STATUS_INVALID_CONFIG,
+            throw sdk::Error(CDZ_STATUS_INVALID_CONFIG,
                         where + ": hidden size " + std::to_string(declared_hidden) + " differs from the target's " +
                             std::to_string(hidden_) + " (the target's output head)");
         if (use_heads > found)
-            throw Error(CDZ_STATUS_INVALID_CONFIG, where + ": asked for " + std::to_string(use_heads) +
+            throw sdk::Error(CDZ_STATUS_INVALID_CONFIG, where + ": asked for " + std::to_string(use_heads) +
                                                        " heads, the file holds " + std::to_string(found));
         count_ = use_heads > 0 ? use_heads : found;
         const auto [weight, bias] = read_heads(file, count_, "linear", hidden_, hidden_);
@@ -118,7 +118,7 @@ DraftHeads::DraftHeads(const std::filesystem::path& heads_file, at::Tensor lm_he
         bias_ = bias.view({count_ * hidden_});
         load_output_heads(file, where);
     } catch (const safetensors::Error& e) {
-        throw Error(CDZ_STATUS_INVALID_CONFIG, e.what());
+        throw sdk::Error(CDZ_STATUS_INVALID_CONFIG, e.what());
     }
 }
 

@@ -30,14 +30,17 @@
 #include <c10/core/InferenceMode.h>
 
 #include "cadenza/plugin.h"
-#include "hidden_state_heads.h"
+#include "cadenza/sdk/plugin_error.hpp"
+#include "cadenza/sdk/plugin_params.hpp"
 #include "draft_support.h"
-#include "error.h"
+#include "hidden_state_heads.h"
+#include "libtorch_errors.h"
 #include "medusa_tree.h"
 
 namespace {
 
-using cadenza::Error;
+using cadenza::sdk::Error;
+namespace sdk = cadenza::sdk;
 namespace drafts = cadenza::drafts;
 namespace medusa = cadenza::medusa;
 
@@ -74,24 +77,25 @@ struct Session {
 };
 
 cdz_status* create(const cdz_instance_args* args, void** out_ctx) {
-    return drafts::guarded(plugin_name, [&] {
+    return sdk::guarded([&] {
+        const sdk::Params values(*args);
         auto d = std::make_unique<Drafter>();
-        d->top_k = drafts::param_int(args->params, "top_k");
-        const std::filesystem::path choices = drafts::param_string(args->params, "choices");
+        d->top_k = values.integer("top_k");
+        const std::filesystem::path choices = values.string("choices");
         d->tree = medusa::make_tree(medusa::read_choices(choices, d->top_k));
-        drafts::apply_threads(drafts::param_int(args->params, "threads"));
+        drafts::apply_threads(values.integer("threads"));
         c10::InferenceMode inference;
-        d->heads = std::make_unique<drafts::DraftHeads>(drafts::param_string(args->params, "heads"),
-                                                        drafts::param_string(args->params, "target"));
-        d->heads->set_digit_sampling(drafts::digit_sampling_of(args->params));
+        d->heads = std::make_unique<drafts::DraftHeads>(values.string("heads"),
+                                                        values.string("target"));
+        d->heads->set_digit_sampling(drafts::digit_sampling_of(values));
         if (d->tree.depth > d->heads->count())
             throw Error(CDZ_STATUS_INVALID_CONFIG,
                         choices.string() + ": the tree is " + std::to_string(d->tree.depth) +
                             " levels deep, but the heads file holds " + std::to_string(d->heads->count()) +
                             " heads (one per level)");
         const std::string& kind = d->heads->kind();
-        if (kind != "medusa" && drafts::host().log_enabled(CDZ_LOG_WARN))
-            drafts::host().log(CDZ_LOG_WARN, plugin_name,
+        if (kind != "medusa" && sdk::host().log_enabled(CDZ_LOG_WARN))
+            sdk::host().log(CDZ_LOG_WARN, plugin_name,
                                ("the heads file says cadenza.kind = '" + kind +
                                 "', not 'medusa'; the architecture is the same, so it is used as MEDUSA heads")
                                    .c_str());
@@ -110,7 +114,7 @@ cdz_status* create(const cdz_instance_args* args, void** out_ctx) {
 void destroy(void* ctx) { delete static_cast<Drafter*>(ctx); }
 
 cdz_status* get_info(void* ctx, cdz_drafter_info* out) {
-    return drafts::guarded(plugin_name, [&] {
+    return sdk::guarded([&] {
         const auto& d = *static_cast<const Drafter*>(ctx);
         out->max_nodes = static_cast<int32_t>(d.tree.choices.size());
         out->max_depth = d.tree.depth;
@@ -119,7 +123,7 @@ cdz_status* get_info(void* ctx, cdz_drafter_info* out) {
 }
 
 cdz_status* session_create(void* ctx, int64_t, void** out_session) {
-    return drafts::guarded(plugin_name, [&] {
+    return sdk::guarded([&] {
         const auto* d = static_cast<const Drafter*>(ctx);
         auto* session = new Session{d, {}, {}, {}, {}};
         session->tokens.resize(d->tree.choices.size());
@@ -174,7 +178,7 @@ void top_tokens(const float* logits, int64_t vocab, const drafts::TokenRange& al
 }
 
 cdz_status* propose(void* raw, const cdz_draft_input* in, cdz_draft_output* out) {
-    return drafts::guarded(plugin_name, [&] {
+    return sdk::guarded([&] {
         auto& s = *static_cast<Session*>(raw);
         const Drafter& d = *s.drafter;
         const float* h = drafts::target_hidden(*in, d.heads->hidden_size());
@@ -232,5 +236,5 @@ const cdz_plugin_descriptor* const descriptors[] = {&descriptor};
 }  // namespace
 
 extern "C" CDZ_PLUGIN_EXPORT cdz_status* cdz_plugin_entry(const cdz_host_api* host_api, cdz_plugin_list* out) {
-    return cadenza::drafts::enter_plugin(host_api, out, descriptors);
+    return cadenza::sdk::enter_plugin(host_api, out, descriptors, 1, plugin_name, cadenza::torch_support::describe_exception);
 }

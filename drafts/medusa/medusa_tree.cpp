@@ -6,14 +6,14 @@
 #include <queue>
 #include <sstream>
 
-#include "error.h"
+#include "cadenza/sdk/plugin_error.hpp"
 #include "replacing_file.h"
 
 namespace cadenza::medusa {
 namespace {
 
 [[noreturn]] void fail(const std::string& where, size_t line, const std::string& message) {
-    throw Error(CDZ_STATUS_INVALID_CONFIG, where + ":" + std::to_string(line) + ": " + message);
+    throw sdk::Error(CDZ_STATUS_INVALID_CONFIG, where + ":" + std::to_string(line) + ": " + message);
 }
 
 std::string trim(const std::string& text) {
@@ -62,7 +62,7 @@ std::vector<Choice> parse_choices(const std::string& text, const std::string& wh
             fail(where, line, "choice " + format_choice(choice) + " repeats line " + std::to_string(found->second));
     }
     if (line_of.empty())
-        throw Error(CDZ_STATUS_INVALID_CONFIG, where + ": no choices (one per line, e.g. 0 then 0,0 then 1)");
+        throw sdk::Error(CDZ_STATUS_INVALID_CONFIG, where + ": no choices (one per line, e.g. 0 then 0,0 then 1)");
     std::vector<Choice> choices;
     for (const auto& [choice, at] : line_of) {
         if (choice.size() > 1) {
@@ -79,7 +79,7 @@ std::vector<Choice> parse_choices(const std::string& text, const std::string& wh
 
 std::vector<Choice> read_choices(const std::filesystem::path& path, int64_t top_k) {
     std::ifstream file(path, std::ios::binary);
-    if (!file) throw Error(CDZ_STATUS_INVALID_CONFIG, path.string() + ": cannot read the choices file");
+    if (!file) throw sdk::Error(CDZ_STATUS_INVALID_CONFIG, path.string() + ": cannot read the choices file");
     std::ostringstream text;
     text << file.rdbuf();
     return parse_choices(text.str(), path.string(), top_k);
@@ -93,13 +93,13 @@ void write_choices(const std::filesystem::path& path, const std::vector<Choice>&
     try {
         file_output::ReplacingFile output(path);
         std::ofstream file(output.write_path(), std::ios::binary | std::ios::trunc);
-        if (!file) throw Error(CDZ_STATUS_INVALID_ARGUMENT, path.string() + ": cannot write the choices file");
+        if (!file) throw sdk::Error(CDZ_STATUS_INVALID_ARGUMENT, path.string() + ": cannot write the choices file");
         file << text.str();
-        if (!file.flush()) throw Error(CDZ_STATUS_INVALID_ARGUMENT, path.string() + ": cannot write the choices file");
+        if (!file.flush()) throw sdk::Error(CDZ_STATUS_INVALID_ARGUMENT, path.string() + ": cannot write the choices file");
         file.close();
         output.commit();
     } catch (const file_output::OutputFileError& error) {
-        throw Error(CDZ_STATUS_INVALID_ARGUMENT, error.what());
+        throw sdk::Error(CDZ_STATUS_INVALID_ARGUMENT, error.what());
     }
 }
 
@@ -109,16 +109,16 @@ SparseTree make_tree(std::vector<Choice> choices) {
     std::map<Choice, int32_t> index;
     for (size_t i = 0; i < choices.size(); ++i) {
         const Choice& choice = choices[i];
-        if (choice.empty()) throw Error(CDZ_STATUS_INVALID_ARGUMENT, "an empty choice");
+        if (choice.empty()) throw sdk::Error(CDZ_STATUS_INVALID_ARGUMENT, "an empty choice");
         int32_t parent = -1;
         if (choice.size() > 1) {
             const auto found = index.find(Choice(choice.begin(), choice.end() - 1));
             if (found == index.end())
-                throw Error(CDZ_STATUS_INVALID_ARGUMENT, "choice " + format_choice(choice) + " has no parent");
+                throw sdk::Error(CDZ_STATUS_INVALID_ARGUMENT, "choice " + format_choice(choice) + " has no parent");
             parent = found->second;
         }
         if (!index.emplace(choice, static_cast<int32_t>(i)).second)
-            throw Error(CDZ_STATUS_INVALID_ARGUMENT, "choice " + format_choice(choice) + " appears twice");
+            throw sdk::Error(CDZ_STATUS_INVALID_ARGUMENT, "choice " + format_choice(choice) + " appears twice");
         tree.parents.push_back(parent);
         tree.depth = std::max(tree.depth, static_cast<int32_t>(choice.size()));
     }

@@ -28,7 +28,7 @@ using Choice = std::vector<int32_t>;
 std::string format_choice(const Choice& choice);
 
 // Parses and validates choices; `where` names the source in errors
-// ("FILE:LINE: ..."), thrown as cadenza::Error(CDZ_STATUS_INVALID_CONFIG).
+// ("FILE:LINE: ..."), thrown as cadenza::sdk::Error(CDZ_STATUS_INVALID_CONFIG).
 // Returns them in tree order: by length, then lexicographically.
 std::vector<Choice> parse_choices(const std::string& text, const std::string& where, int64_t top_k);
 std::vector<Choice> read_choices(const std::filesystem::path& path, int64_t top_k);

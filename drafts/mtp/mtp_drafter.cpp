@@ -38,13 +38,16 @@
 #include <c10/core/InferenceMode.h>
 
 #include "cadenza/plugin.h"
-#include "hidden_state_heads.h"
+#include "cadenza/sdk/plugin_error.hpp"
+#include "cadenza/sdk/plugin_params.hpp"
 #include "draft_support.h"
-#include "error.h"
+#include "hidden_state_heads.h"
+#include "libtorch_errors.h"
 
 namespace {
 
-using cadenza::Error;
+using cadenza::sdk::Error;
+namespace sdk = cadenza::sdk;
 namespace drafts = cadenza::drafts;
 
 constexpr const char* plugin_name = "draft.mtp";
@@ -76,22 +79,23 @@ struct Session {
 };
 
 cdz_status* create(const cdz_instance_args* args, void** out_ctx) {
-    return drafts::guarded(plugin_name, [&] {
+    return sdk::guarded([&] {
+        const sdk::Params values(*args);
         auto drafter = std::make_unique<Drafter>();
-        drafts::apply_threads(drafts::param_int(args->params, "threads"));
+        drafts::apply_threads(values.integer("threads"));
         c10::InferenceMode inference;
-        drafter->heads = std::make_unique<drafts::DraftHeads>(drafts::param_string(args->params, "heads"),
-                                                              drafts::param_string(args->params, "target"),
-                                                              drafts::param_int(args->params, "num_heads"));
+        drafter->heads = std::make_unique<drafts::DraftHeads>(values.string("heads"),
+                                                              values.string("target"),
+                                                              values.integer("num_heads"));
         const std::string& kind = drafter->heads->kind();
-        if (kind != "mtp" && drafts::host().log_enabled(CDZ_LOG_WARN))
-            drafts::host().log(CDZ_LOG_WARN, plugin_name,
+        if (kind != "mtp" && sdk::host().log_enabled(CDZ_LOG_WARN))
+            sdk::host().log(CDZ_LOG_WARN, plugin_name,
                                ("the heads file says cadenza.kind = '" + kind +
                                 "', not 'mtp'; the architecture is the same, so it is used as MTP heads")
                                    .c_str());
         drafter->rng = args->rng;
-        drafter->stop_probability = drafts::param_float(args->params, "stop_probability");
-        drafter->heads->set_digit_sampling(drafts::digit_sampling_of(args->params));
+        drafter->stop_probability = values.number("stop_probability");
+        drafter->heads->set_digit_sampling(drafts::digit_sampling_of(values));
         *out_ctx = drafter.release();
     });
 }
@@ -99,7 +103,7 @@ cdz_status* create(const cdz_instance_args* args, void** out_ctx) {
 void destroy(void* ctx) { delete static_cast<Drafter*>(ctx); }
 
 cdz_status* get_info(void* ctx, cdz_drafter_info* out) {
-    return drafts::guarded(plugin_name, [&] {
+    return sdk::guarded([&] {
         const auto& d = *static_cast<const Drafter*>(ctx);
         out->max_nodes = static_cast<int32_t>(d.heads->count());
         out->max_depth = static_cast<int32_t>(d.heads->count());
@@ -108,13 +112,13 @@ cdz_status* get_info(void* ctx, cdz_drafter_info* out) {
 }
 
 cdz_status* session_create(void* ctx, int64_t, void** out_session) {
-    return drafts::guarded(plugin_name, [&] { *out_session = new Session{static_cast<const Drafter*>(ctx), {}, {}, {}}; });
+    return sdk::guarded([&] { *out_session = new Session{static_cast<const Drafter*>(ctx), {}, {}, {}}; });
 }
 
 void session_destroy(void* session) { delete static_cast<Session*>(session); }
 
 cdz_status* propose(void* raw, const cdz_draft_input* in, cdz_draft_output* out) {
-    return drafts::guarded(plugin_name, [&] {
+    return sdk::guarded([&] {
         auto& s = *static_cast<Session*>(raw);
         const drafts::DraftHeads& heads = *s.drafter->heads;
         const float* h = drafts::target_hidden(*in, heads.hidden_size());
@@ -174,5 +178,5 @@ const cdz_plugin_descriptor* const descriptors[] = {&descriptor};
 }  // namespace
 
 extern "C" CDZ_PLUGIN_EXPORT cdz_status* cdz_plugin_entry(const cdz_host_api* host_api, cdz_plugin_list* out) {
-    return cadenza::drafts::enter_plugin(host_api, out, descriptors);
+    return cadenza::sdk::enter_plugin(host_api, out, descriptors, 1, plugin_name, cadenza::torch_support::describe_exception);
 }

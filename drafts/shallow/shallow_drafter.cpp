@@ -67,10 +67,12 @@
 #include <c10/core/InferenceMode.h>
 
 #include "cadenza/plugin.h"
+#include "cadenza/sdk/plugin_error.hpp"
+#include "cadenza/sdk/plugin_params.hpp"
 #include "code_digit_head.h"
 #include "draft_support.h"
-#include "error.h"
 #include "kv_cache.h"
+#include "libtorch_errors.h"
 #include "llama_model.h"
 #include "rotary_embedding.h"
 #include "safetensors.h"
@@ -78,7 +80,8 @@
 
 namespace {
 
-using cadenza::Error;
+using cadenza::sdk::Error;
+namespace sdk = cadenza::sdk;
 using namespace cadenza::llama;
 namespace drafts = cadenza::drafts;
 
@@ -218,12 +221,13 @@ void load_code_digit_head(Drafter& d, const std::filesystem::path& model) {
 }
 
 cdz_status* create(const cdz_instance_args* args, void** out_ctx) {
-    return drafts::guarded(plugin_name, [&] {
+    return sdk::guarded([&] {
+        const sdk::Params values(*args);
         auto drafter = std::make_unique<Drafter>();
-        const std::filesystem::path model = drafts::param_string(args->params, "model");
-        drafter->length = drafts::param_int(args->params, "length");
-        drafter->branching = drafts::param_int(args->params, "branching");
-        drafter->stop_probability = drafts::param_float(args->params, "stop_probability");
+        const std::filesystem::path model = values.string("model");
+        drafter->length = values.integer("length");
+        drafter->branching = values.integer("branching");
+        drafter->stop_probability = values.number("stop_probability");
         if (drafter->stop_probability > 0 && drafter->branching > 1)
             throw Error(CDZ_STATUS_INVALID_CONFIG, "stop_probability shortens chains; it needs branching = 1");
         if (drafter->max_nodes() > max_tree_nodes)
@@ -231,7 +235,7 @@ cdz_status* create(const cdz_instance_args* args, void** out_ctx) {
                                                        std::to_string(drafter->branching) + " makes a tree of " +
                                                        std::to_string(drafter->max_nodes()) + " nodes; at most " +
                                                        std::to_string(max_tree_nodes) + " are allowed");
-        drafts::apply_threads(drafts::param_int(args->params, "threads"));
+        drafts::apply_threads(values.integer("threads"));
         const std::filesystem::path config_path =
             (std::filesystem::is_directory(model) ? model : model.parent_path()) / "config.json";
         const at::Device device = cadenza::torch_device(args->device && *args->device ? args->device : "cpu");
@@ -242,7 +246,7 @@ cdz_status* create(const cdz_instance_args* args, void** out_ctx) {
         drafter->max_positions = config.max_position_embeddings;
         load_code_digit_head(*drafter, model);
         if (drafter->digits)
-            drafter->digits->set_sampling(drafts::digit_sampling_of(args->params));
+            drafter->digits->set_sampling(drafts::digit_sampling_of(values));
         drafter->fast = drafter->model->device().is_cpu();
         if (drafter->fast) prepare_fast_path(*drafter);
         drafter->rng = args->rng;
@@ -253,7 +257,7 @@ cdz_status* create(const cdz_instance_args* args, void** out_ctx) {
 void destroy(void* ctx) { delete static_cast<Drafter*>(ctx); }
 
 cdz_status* get_info(void* ctx, cdz_drafter_info* out) {
-    return drafts::guarded(plugin_name, [&] {
+    return sdk::guarded([&] {
         const auto& d = *static_cast<const Drafter*>(ctx);
         out->max_nodes = static_cast<int32_t>(d.max_nodes());
         out->max_depth = static_cast<int32_t>(d.length);
@@ -262,7 +266,7 @@ cdz_status* get_info(void* ctx, cdz_drafter_info* out) {
 }
 
 cdz_status* session_create(void* ctx, int64_t capacity, void** out_session) {
-    return drafts::guarded(plugin_name, [&] {
+    return sdk::guarded([&] {
         const auto* d = static_cast<const Drafter*>(ctx);
         c10::InferenceMode inference;
         *out_session = new Session(d, capacity);
@@ -497,7 +501,7 @@ void draw_children(Session& s, const cdz_draft_input& in, int64_t row, int32_t p
 }
 
 cdz_status* propose(void* raw, const cdz_draft_input* in, cdz_draft_output* out) {
-    return drafts::guarded(plugin_name, [&] {
+    return sdk::guarded([&] {
         auto& s = *static_cast<Session*>(raw);
         const Drafter& d = *s.drafter;
         const int64_t n = in->token_count;
@@ -588,5 +592,5 @@ const cdz_plugin_descriptor* const descriptors[] = {&descriptor};
 }  // namespace
 
 extern "C" CDZ_PLUGIN_EXPORT cdz_status* cdz_plugin_entry(const cdz_host_api* host_api, cdz_plugin_list* out) {
-    return cadenza::drafts::enter_plugin(host_api, out, descriptors);
+    return cadenza::sdk::enter_plugin(host_api, out, descriptors, 1, plugin_name, cadenza::torch_support::describe_exception);
 }

@@ -15,18 +15,19 @@
 #include <c10/core/InferenceMode.h>
 
 #include "cadenza/plugin.h"
-#include "error.h"
+#include "cadenza/sdk/plugin_params.hpp"
 #include "kv_cache.h"
+#include "libtorch_errors.h"
 #include "llama_model.h"
 #include "thread_policy.h"
 #include "torch_device.h"
 
 namespace {
 
-using cadenza::Error;
+using cadenza::sdk::Error;
+namespace sdk = cadenza::sdk;
 using namespace cadenza::llama;
 
-const cdz_host_api* host = nullptr;
 constexpr const char* plugin_name = "backbone.llama";
 
 const cdz_param_spec params[] = {
@@ -58,69 +59,20 @@ struct Session {
     KvCache cache;
 };
 
-cdz_status* status_of(const std::exception& e, cdz_status_code fallback) {
-    const auto* known = dynamic_cast<const Error*>(&e);
-    const std::string message = std::string(plugin_name) + ": " + e.what();
-    return host->status_create(known ? known->code() : fallback, message.c_str());
-}
-
-template <typename Body>
-cdz_status* guarded(Body&& body) noexcept {
-    try {
-        body();
-        return nullptr;
-    } catch (const std::bad_alloc&) {
-        return host->status_create(CDZ_STATUS_OUT_OF_MEMORY, "backbone.llama: out of memory");
-    } catch (const c10::Error& e) {  // what() carries LibTorch's whole backtrace
-        const std::string message = std::string(plugin_name) + ": LibTorch: " + e.what_without_backtrace();
-        return host->status_create(CDZ_STATUS_INTERNAL, message.c_str());
-    } catch (const std::exception& e) {
-        return status_of(e, CDZ_STATUS_INTERNAL);
-    } catch (...) {
-        return host->status_create(CDZ_STATUS_INTERNAL, "backbone.llama: unknown exception");
-    }
-}
-
-// A status from the host becomes an exception carrying its code and message.
-void throw_if_error(cdz_status* status) {
-    if (!status) return;
-    const cdz_status_code code = host->status_code(status);
-    const std::string message = host->status_message(status);
-    host->status_release(status);
-    throw Error(code, message);
-}
-
-int64_t get_int(const cdz_params* params, const char* key) {
-    int64_t value = 0;
-    throw_if_error(host->params_get_int(params, key, &value));
-    return value;
-}
-
-bool get_bool(const cdz_params* params, const char* key) {
-    int value = 0;
-    throw_if_error(host->params_get_bool(params, key, &value));
-    return value != 0;
-}
-
-std::string get_string(const cdz_params* params, const char* key) {
-    const char* value = nullptr;
-    throw_if_error(host->params_get_string(params, key, &value));
-    return value;
-}
-
 cdz_status* create(const cdz_instance_args* args, void** out_ctx) {
-    return guarded([&] {
+    return sdk::guarded([&] {
+        const sdk::Params values(*args);
         auto backbone = std::make_unique<Backbone>();
-        const std::filesystem::path checkpoint = get_string(args->params, "checkpoint");
-        std::filesystem::path config_path = get_string(args->params, "config");
+        const std::filesystem::path checkpoint = values.string("checkpoint");
+        std::filesystem::path config_path = values.string("config");
         if (config_path.empty())
             config_path = (std::filesystem::is_directory(checkpoint) ? checkpoint : checkpoint.parent_path()) / "config.json";
-        apply_thread_policy(static_cast<int>(get_int(args->params, "threads")));
+        apply_thread_policy(static_cast<int>(values.integer("threads")));
         const at::Device device = cadenza::torch_device(args->device && *args->device ? args->device : "cpu");
         const LlamaConfig config = LlamaConfig::from_file(config_path);
         c10::InferenceMode inference;
         LlamaWeights weights = LlamaWeights::load(checkpoint, config, device);
-        const int64_t max_positions = get_int(args->params, "max_positions") > 0 ? get_int(args->params, "max_positions")
+        const int64_t max_positions = values.integer("max_positions") > 0 ? values.integer("max_positions")
                                                                                 : config.max_position_embeddings;
 
         cdz_backbone_info& info = backbone->info;
@@ -129,14 +81,14 @@ cdz_status* create(const cdz_instance_args* args, void** out_ctx) {
         info.hidden_size = config.hidden_size;
         info.max_sequence_length = max_positions;
         info.tokens_per_node = 1;
-        info.text_token_offset = get_int(args->params, "text_token_offset");
-        info.text_token_count = get_int(args->params, "text_token_count");
-        info.audio_token_offset = get_int(args->params, "audio_token_offset");
-        info.audio_token_count = get_int(args->params, "audio_token_count");
-        info.audio_start_token = static_cast<int32_t>(get_int(args->params, "audio_start_token"));
-        info.end_token = static_cast<int32_t>(get_int(args->params, "end_token"));
+        info.text_token_offset = values.integer("text_token_offset");
+        info.text_token_count = values.integer("text_token_count");
+        info.audio_token_offset = values.integer("audio_token_offset");
+        info.audio_token_count = values.integer("audio_token_count");
+        info.audio_start_token = static_cast<int32_t>(values.integer("audio_start_token"));
+        info.end_token = static_cast<int32_t>(values.integer("end_token"));
         info.weight_bytes = weights.byte_size();
-        info.phone_markers = get_bool(args->params, "phone_markers") ? 1 : 0;
+        info.phone_markers = values.boolean("phone_markers") ? 1 : 0;
         auto within = [&](int64_t first, int64_t count, const char* what) {
             if (first + count > config.vocab_size)
                 throw Error(CDZ_STATUS_INVALID_CONFIG, std::string(what) + " range [" + std::to_string(first) + ", " +
@@ -155,7 +107,7 @@ cdz_status* create(const cdz_instance_args* args, void** out_ctx) {
 void destroy(void* ctx) { delete static_cast<Backbone*>(ctx); }
 
 cdz_status* get_info(void* ctx, cdz_backbone_info* out) {
-    return guarded([&] {
+    return sdk::guarded([&] {
         const cdz_backbone_info& info = static_cast<const Backbone*>(ctx)->info;
         const uint32_t size = out->struct_size;
         std::memcpy(out, &info, std::min<size_t>(size, sizeof(info)));
@@ -164,7 +116,7 @@ cdz_status* get_info(void* ctx, cdz_backbone_info* out) {
 }
 
 cdz_status* session_create(void* ctx, int64_t capacity, void** out_session) {
-    return guarded([&] {
+    return sdk::guarded([&] {
         const auto* backbone = static_cast<const Backbone*>(ctx);
         c10::InferenceMode inference;
         *out_session = new Session{backbone, KvCache(backbone->model->config(), capacity, backbone->model->device())};
@@ -173,33 +125,9 @@ cdz_status* session_create(void* ctx, int64_t capacity, void** out_session) {
 
 void session_destroy(void* session) { delete static_cast<Session*>(session); }
 
-// Hands a tensor across the boundary without copying: the DLManagedTensor
-// owns a reference to it, released by the deleter.
-struct ExportedTensor {
-    DLManagedTensor managed;
-    at::Tensor tensor;
-    std::vector<int64_t> shape;
-};
-
-DLManagedTensor* export_tensor(at::Tensor tensor) {
-    auto* exported = new ExportedTensor{};
-    exported->tensor = tensor.to(at::kCPU).contiguous();
-    exported->shape.assign(exported->tensor.sizes().begin(), exported->tensor.sizes().end());
-    DLTensor& dl = exported->managed.dl_tensor;
-    dl.data = exported->tensor.data_ptr<float>();
-    dl.device = DLDevice{kDLCPU, 0};
-    dl.ndim = static_cast<int32_t>(exported->shape.size());
-    dl.dtype = DLDataType{kDLFloat, 32, 1};
-    dl.shape = exported->shape.data();
-    dl.strides = nullptr;
-    dl.byte_offset = 0;
-    exported->managed.manager_ctx = exported;
-    exported->managed.deleter = [](DLManagedTensor* self) { delete static_cast<ExportedTensor*>(self->manager_ctx); };
-    return &exported->managed;
-}
 
 cdz_status* session_forward(void* raw, const cdz_token_tree* tree, int want_hidden, cdz_backbone_output* out) {
-    return guarded([&] {
+    return sdk::guarded([&] {
         auto* session = static_cast<Session*>(raw);
         if (!tree || tree->node_count <= 0 || !tree->tokens || !tree->parents)
             throw Error(CDZ_STATUS_INVALID_ARGUMENT, "an empty or malformed tree");
@@ -211,13 +139,13 @@ cdz_status* session_forward(void* raw, const cdz_token_tree* tree, int want_hidd
         const bool has_logits_from = out->struct_size >= offsetof(cdz_backbone_output, logits_from) + sizeof(int32_t);
         const int64_t logits_from = has_logits_from ? std::clamp<int64_t>(out->logits_from, 0, tree->node_count) : 0;
         TreeOutput result = session->backbone->model->forward_tree(session->cache, tokens, parents, logits_from);
-        out->logits = result.logits.defined() ? export_tensor(result.logits) : nullptr;
-        out->hidden = want_hidden ? export_tensor(result.hidden) : nullptr;
+        out->logits = result.logits.defined() ? cadenza::torch_support::export_cpu_tensor(result.logits, at::kFloat) : nullptr;
+        out->hidden = want_hidden ? cadenza::torch_support::export_cpu_tensor(result.hidden, at::kFloat) : nullptr;
     });
 }
 
 cdz_status* session_commit(void* raw, const int32_t* path, int32_t length) {
-    return guarded([&] {
+    return sdk::guarded([&] {
         if (length > 0 && !path) throw Error(CDZ_STATUS_INVALID_ARGUMENT, "path is NULL");
         c10::InferenceMode inference;
         static_cast<Session*>(raw)->cache.commit(std::vector<int64_t>(path, path + length));
@@ -225,11 +153,11 @@ cdz_status* session_commit(void* raw, const int32_t* path, int32_t length) {
 }
 
 cdz_status* session_rewind(void* raw, int64_t length) {
-    return guarded([&] { static_cast<Session*>(raw)->cache.rewind(length); });
+    return sdk::guarded([&] { static_cast<Session*>(raw)->cache.rewind(length); });
 }
 
 cdz_status* session_length(void* raw, int64_t* out) {
-    return guarded([&] { *out = static_cast<Session*>(raw)->cache.length(); });
+    return sdk::guarded([&] { *out = static_cast<Session*>(raw)->cache.length(); });
 }
 
 const cdz_backbone_vtable vtable = {
@@ -249,10 +177,5 @@ const cdz_plugin_descriptor* const descriptors[] = {&descriptor};
 }  // namespace
 
 extern "C" CDZ_PLUGIN_EXPORT cdz_status* cdz_plugin_entry(const cdz_host_api* host_api, cdz_plugin_list* out) {
-    if (host_api->abi_major != CDZ_PLUGIN_ABI_MAJOR || host_api->struct_size < sizeof(cdz_host_api))
-        return host_api->status_create(CDZ_STATUS_ABI_MISMATCH, "backbone.llama: the host's services are too old");
-    host = host_api;
-    out->descriptors = descriptors;
-    out->count = 1;
-    return nullptr;
+    return cadenza::sdk::enter_plugin(host_api, out, descriptors, 1, plugin_name, cadenza::torch_support::describe_exception);
 }

@@ -5,7 +5,8 @@
 #include <vector>
 
 #include "cadenza/plugin.h"
-#include "frontend_common/frontend_error.h"
+#include "cadenza/sdk/plugin_error.hpp"
+#include "cadenza/sdk/plugin_params.hpp"
 #include "frontend_common/host_bridge.h"
 #include "frontend_common/symbol_encoder.h"
 #include "frontend_common/vocabulary.h"
@@ -16,8 +17,6 @@ namespace {
 
 constexpr const char* plugin_name = "frontend.chars";
 
-const cdz_host_api* g_host = nullptr;  // set once by cdz_plugin_entry, lives as long as the process
-
 struct CharsFrontend {
     Vocabulary vocabulary;
     NormalizerOptions normalizer;
@@ -25,21 +24,20 @@ struct CharsFrontend {
 };
 
 CharsFrontend& frontend_of(void* ctx) {
-    if (!ctx) throw FrontendError(CDZ_STATUS_INVALID_ARGUMENT, "the frontend instance is NULL");
+    if (!ctx) throw sdk::Error(CDZ_STATUS_INVALID_ARGUMENT, "the frontend instance is NULL");
     return *static_cast<CharsFrontend*>(ctx);
 }
 
 cdz_status* create(const cdz_instance_args* args, void** out_ctx) noexcept {
-    const cdz_host_api* host = args && args->host ? args->host : g_host;
-    return guarded(host, [&] {
-        if (!args || !out_ctx) throw FrontendError(CDZ_STATUS_INVALID_ARGUMENT, "args or out_ctx is NULL");
+    return sdk::guarded([&] {
+        if (!args || !out_ctx) throw sdk::Error(CDZ_STATUS_INVALID_ARGUMENT, "args or out_ctx is NULL");
         *out_ctx = nullptr;
-        const ParamReader params(*host, args->params);
+        const sdk::Params params(*args);
         auto frontend = std::make_unique<CharsFrontend>();
-        frontend->normalizer.lowercase = params.get_bool("lowercase");
-        frontend->encoder.on_unknown = parse_unknown_policy(params.get_string("on_unknown"));
-        frontend->encoder.add_boundaries = params.get_bool("add_boundaries");
-        frontend->vocabulary = Vocabulary::load(params.get_string("vocabulary"));
+        frontend->normalizer.lowercase = params.boolean("lowercase");
+        frontend->encoder.on_unknown = parse_unknown_policy(params.string("on_unknown"));
+        frontend->encoder.add_boundaries = params.boolean("add_boundaries");
+        frontend->vocabulary = Vocabulary::load(params.string("vocabulary"));
         *out_ctx = frontend.release();
     });
 }
@@ -47,9 +45,9 @@ cdz_status* create(const cdz_instance_args* args, void** out_ctx) noexcept {
 void destroy(void* ctx) noexcept { delete static_cast<CharsFrontend*>(ctx); }
 
 cdz_status* get_info(void* ctx, cdz_frontend_info* out) noexcept {
-    return guarded(g_host, [&] {
+    return sdk::guarded([&] {
         const CharsFrontend& frontend = frontend_of(ctx);
-        if (!out) throw FrontendError(CDZ_STATUS_INVALID_ARGUMENT, "out is NULL");
+        if (!out) throw sdk::Error(CDZ_STATUS_INVALID_ARGUMENT, "out is NULL");
         out->struct_size = sizeof(cdz_frontend_info);
         out->vocab_size = frontend.vocabulary.size();
         out->bos_id = frontend.vocabulary.bos_id();
@@ -59,26 +57,26 @@ cdz_status* get_info(void* ctx, cdz_frontend_info* out) noexcept {
 }
 
 cdz_status* encode(void* ctx, const char* utf8_text, DLManagedTensor** out_ids) noexcept {
-    return guarded(g_host, [&] {
+    return sdk::guarded([&] {
         const CharsFrontend& frontend = frontend_of(ctx);
-        if (!utf8_text || !out_ids) throw FrontendError(CDZ_STATUS_INVALID_ARGUMENT, "text or out_ids is NULL");
+        if (!utf8_text || !out_ids) throw sdk::Error(CDZ_STATUS_INVALID_ARGUMENT, "text or out_ids is NULL");
         *out_ids = nullptr;
         const std::u32string text = normalize_text(utf8_text, frontend.normalizer);
-        const PluginLog log(*g_host, plugin_name);
+        const PluginLog log(sdk::host(), plugin_name);
         SkipReporter report_skip;
         if (log.enabled(CDZ_LOG_DEBUG))
             report_skip = [&](const std::string& message) { log.write(CDZ_LOG_DEBUG, message); };
         const std::vector<int32_t> ids =
             encode_symbols(frontend.vocabulary, text, frontend.encoder,
                            SymbolNames{"character", "the normalized text"}, report_skip);
-        *out_ids = make_ids_tensor(*g_host, ids);
+        *out_ids = make_ids_tensor(sdk::host(), ids);
     });
 }
 
 cdz_status* token_symbol(void* ctx, int32_t id, const char** out_symbol) noexcept {
-    return guarded(g_host, [&] {
+    return sdk::guarded([&] {
         const CharsFrontend& frontend = frontend_of(ctx);
-        if (!out_symbol) throw FrontendError(CDZ_STATUS_INVALID_ARGUMENT, "out_symbol is NULL");
+        if (!out_symbol) throw sdk::Error(CDZ_STATUS_INVALID_ARGUMENT, "out_symbol is NULL");
         *out_symbol = frontend.vocabulary.checked_symbol(id).c_str();
     });
 }
@@ -119,5 +117,5 @@ const cdz_plugin_descriptor* const descriptors[] = {&descriptor};
 
 extern "C" CDZ_PLUGIN_EXPORT cdz_status* cdz_plugin_entry(const cdz_host_api* host, cdz_plugin_list* out) {
     using namespace cadenza::frontend;
-    return enter_plugin(host, out, descriptors, 1, &g_host);
+    return cadenza::sdk::enter_plugin(host, out, descriptors, 1, nullptr);  // messages as thrown: the host names the stage
 }

@@ -12,7 +12,7 @@ struct NormalizerOptions {
     bool lowercase = true;
 };
 
-// Throws FrontendError(INVALID_ARGUMENT) naming the byte offset of invalid
+// Throws sdk::Error(INVALID_ARGUMENT) naming the byte offset of invalid
 // UTF-8.
 std::u32string normalize_text(std::string_view utf8_text, const NormalizerOptions& options);
 

@@ -1,6 +1,6 @@
 #include "frontend_common/symbol_encoder.h"
 
-#include "frontend_common/frontend_error.h"
+#include "cadenza/sdk/plugin_error.hpp"
 #include "frontend_common/utf8.h"
 
 namespace cadenza::frontend {
@@ -10,7 +10,7 @@ const char* const unknown_policy_choices[] = {"skip", "error", nullptr};
 UnknownPolicy parse_unknown_policy(std::string_view value) {
     if (value == "skip") return UnknownPolicy::skip;
     if (value == "error") return UnknownPolicy::error;
-    throw FrontendError(CDZ_STATUS_INVALID_CONFIG,
+    throw sdk::Error(CDZ_STATUS_INVALID_CONFIG,
                         "on_unknown must be \"skip\" or \"error\", not \"" + std::string(value) + "\"");
 }
 
@@ -30,7 +30,7 @@ std::vector<int32_t> encode_symbols(const Vocabulary& vocabulary, std::u32string
         const std::string described = std::string(names.symbol) + " " + describe_code_point(symbol) +
                                       " at position " + std::to_string(position) + " of " + names.sequence;
         if (options.on_unknown == UnknownPolicy::error)
-            throw FrontendError(CDZ_STATUS_INVALID_ARGUMENT,
+            throw sdk::Error(CDZ_STATUS_INVALID_ARGUMENT,
                                 described + " is not in vocabulary " + vocabulary.source() +
                                     " (on_unknown = \"error\")");
         if (vocabulary.unk_id() >= 0) ids.push_back(vocabulary.unk_id());

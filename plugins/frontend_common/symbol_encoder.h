@@ -20,7 +20,7 @@ enum class UnknownPolicy {
 // The choices of the on_unknown parameter.
 extern const char* const unknown_policy_choices[];  // {"skip", "error", NULL}
 
-// "skip" or "error"; anything else throws FrontendError(INVALID_CONFIG).
+// "skip" or "error"; anything else throws sdk::Error(INVALID_CONFIG).
 UnknownPolicy parse_unknown_policy(std::string_view value);
 
 struct EncoderOptions {
@@ -38,7 +38,7 @@ struct SymbolNames {
     const char* sequence;
 };
 
-// Throws FrontendError(INVALID_ARGUMENT) for an unknown symbol under
+// Throws sdk::Error(INVALID_ARGUMENT) for an unknown symbol under
 // UnknownPolicy::error.
 std::vector<int32_t> encode_symbols(const Vocabulary& vocabulary, std::u32string_view symbols,
                                     const EncoderOptions& options, const SymbolNames& names,

@@ -2,7 +2,7 @@
 
 #include <cstdio>
 
-#include "frontend_common/frontend_error.h"
+#include "cadenza/sdk/plugin_error.hpp"
 
 namespace cadenza::frontend {
 
@@ -56,7 +56,7 @@ std::u32string decode_utf8_or_throw(std::string_view text) {
     std::u32string out;
     out.reserve(text.size());
     if (const auto error = decode_utf8(text, out))
-        throw FrontendError(CDZ_STATUS_INVALID_ARGUMENT, "invalid UTF-8 at byte offset " +
+        throw sdk::Error(CDZ_STATUS_INVALID_ARGUMENT, "invalid UTF-8 at byte offset " +
                                                              std::to_string(error->offset) + ": " +
                                                              error->reason);
     return out;

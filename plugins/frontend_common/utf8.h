@@ -19,7 +19,7 @@ struct Utf8Error {
 // U+10FFFF; on error `out` holds the code points before the bad sequence.
 std::optional<Utf8Error> decode_utf8(std::string_view text, std::u32string& out);
 
-// decode_utf8 that throws FrontendError(INVALID_ARGUMENT) naming the byte
+// decode_utf8 that throws sdk::Error(INVALID_ARGUMENT) naming the byte
 // offset: "invalid UTF-8 at byte offset 7: truncated sequence".
 std::u32string decode_utf8_or_throw(std::string_view text);
 

@@ -7,7 +7,7 @@
 #include <iterator>
 #include <limits>
 
-#include "frontend_common/frontend_error.h"
+#include "cadenza/sdk/plugin_error.hpp"
 #include "frontend_common/utf8.h"
 
 namespace cadenza::frontend {
@@ -16,7 +16,7 @@ namespace {
 constexpr std::string_view utf8_bom = "\xEF\xBB\xBF";
 
 [[noreturn]] void fail_at(const std::string& source, size_t line, const std::string& what) {
-    throw FrontendError(CDZ_STATUS_INVALID_CONFIG,
+    throw sdk::Error(CDZ_STATUS_INVALID_CONFIG,
                         "vocabulary " + source + ":" + std::to_string(line) + ": " + what);
 }
 
@@ -44,17 +44,17 @@ Vocabulary Vocabulary::load(const std::string& path) {
     std::error_code status_error;
     const auto status = std::filesystem::status(path, status_error);
     if (status.type() == std::filesystem::file_type::not_found)
-        throw FrontendError(CDZ_STATUS_NOT_FOUND, "vocabulary " + path + ": file not found");
+        throw sdk::Error(CDZ_STATUS_NOT_FOUND, "vocabulary " + path + ": file not found");
     if (status.type() == std::filesystem::file_type::directory)
-        throw FrontendError(CDZ_STATUS_INVALID_CONFIG, "vocabulary " + path + ": is a directory, not a file");
+        throw sdk::Error(CDZ_STATUS_INVALID_CONFIG, "vocabulary " + path + ": is a directory, not a file");
     std::ifstream file(path, std::ios::binary);
     if (!file) {
         const int error = errno;
-        throw FrontendError(error == ENOENT ? CDZ_STATUS_NOT_FOUND : CDZ_STATUS_IO_ERROR,
+        throw sdk::Error(error == ENOENT ? CDZ_STATUS_NOT_FOUND : CDZ_STATUS_IO_ERROR,
                             "vocabulary " + path + ": cannot open: " + std::strerror(error));
     }
     std::string contents((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
-    if (file.bad()) throw FrontendError(CDZ_STATUS_IO_ERROR, "vocabulary " + path + ": read error");
+    if (file.bad()) throw sdk::Error(CDZ_STATUS_IO_ERROR, "vocabulary " + path + ": read error");
     return parse(contents, path);
 }
 
@@ -63,7 +63,7 @@ Vocabulary Vocabulary::parse(std::string_view contents, const std::string& sourc
     vocabulary.source_ = source;
     if (contents.substr(0, utf8_bom.size()) == utf8_bom) contents.remove_prefix(utf8_bom.size());
     if (contents.empty())
-        throw FrontendError(CDZ_STATUS_INVALID_CONFIG, "vocabulary " + source + ": the file has no symbols");
+        throw sdk::Error(CDZ_STATUS_INVALID_CONFIG, "vocabulary " + source + ": the file has no symbols");
 
     // Every line ends with '\n' except maybe the last; a final '\n' does not
     // start another line. A '\r' before the '\n' is dropped.
@@ -110,7 +110,7 @@ int32_t Vocabulary::find_code_point(char32_t code_point) const {
 
 const std::string& Vocabulary::checked_symbol(int32_t id) const {
     if (id < 0 || id >= size())
-        throw FrontendError(CDZ_STATUS_INVALID_ARGUMENT, "token id " + std::to_string(id) +
+        throw sdk::Error(CDZ_STATUS_INVALID_ARGUMENT, "token id " + std::to_string(id) +
                                                              " is outside the vocabulary (size " +
                                                              std::to_string(size()) + ")");
     return symbol(id);

@@ -14,7 +14,7 @@ namespace cadenza::frontend {
 
 class Vocabulary {
 public:
-    // Reads the file. Throws FrontendError naming the file (and the line for
+    // Reads the file. Throws sdk::Error naming the file (and the line for
     // a format error): NOT_FOUND, IO_ERROR or INVALID_CONFIG.
     static Vocabulary load(const std::string& path);
 
@@ -27,7 +27,7 @@ public:
     // The line as written in the file ("a", "<space>", "<eos>").
     const std::string& symbol(int32_t id) const { return symbols_.at(static_cast<size_t>(id)); }
 
-    // symbol(id), or FrontendError(INVALID_ARGUMENT) naming an id outside the vocabulary.
+    // symbol(id), or sdk::Error(INVALID_ARGUMENT) naming an id outside the vocabulary.
     const std::string& checked_symbol(int32_t id) const;
 
     // The id of a symbol as written in the file, or -1.

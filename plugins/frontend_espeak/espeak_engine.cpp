@@ -8,7 +8,7 @@
 #include <mutex>
 #include <optional>
 
-#include "frontend_common/frontend_error.h"
+#include "cadenza/sdk/plugin_error.hpp"
 #include "frontend_common/utf8.h"
 
 namespace cadenza::frontend::espeak {
@@ -49,7 +49,7 @@ void check_data_path(const std::string& data_path) {
     const fs::path path(data_path);
     if (fs::is_regular_file(path / "phontab", error) || fs::is_regular_file(path / "espeak-ng-data" / "phontab", error))
         return;
-    throw FrontendError(CDZ_STATUS_INVALID_CONFIG,
+    throw sdk::Error(CDZ_STATUS_INVALID_CONFIG,
                         "data_path '" + data_path +
                             "' is not an espeak-ng data directory (no phontab in it or in its espeak-ng-data subdirectory)");
 }
@@ -83,7 +83,7 @@ void select_voice(const std::string& voice) {
         g_selected_identifier = current_voice_identifier();
         return;
     }
-    throw FrontendError(CDZ_STATUS_INVALID_CONFIG,
+    throw sdk::Error(CDZ_STATUS_INVALID_CONFIG,
                         "espeak-ng has no voice \"" + voice + "\" (try \"en-us\", \"en-gb\" or a voice file like \"gmw/en-US\")");
 }
 
@@ -93,7 +93,7 @@ void initialize(const std::string& data_path) {
     const std::lock_guard<std::mutex> lock(g_mutex);
     if (g_data_path) {
         if (*g_data_path != data_path)
-            throw FrontendError(CDZ_STATUS_INVALID_CONFIG,
+            throw sdk::Error(CDZ_STATUS_INVALID_CONFIG,
                                 "espeak-ng is already initialized in this process with data_path '" + *g_data_path +
                                     "'; one process uses one data_path, not also '" + data_path + "'");
         return;
@@ -103,7 +103,7 @@ void initialize(const std::string& data_path) {
                                               data_path.empty() ? nullptr : data_path.c_str(),
                                               espeakINITIALIZE_DONT_EXIT);
     if (sample_rate <= 0)
-        throw FrontendError(data_path.empty() ? CDZ_STATUS_IO_ERROR : CDZ_STATUS_INVALID_CONFIG,
+        throw sdk::Error(data_path.empty() ? CDZ_STATUS_IO_ERROR : CDZ_STATUS_INVALID_CONFIG,
                             "espeak-ng could not be initialized with " +
                                 (data_path.empty() ? std::string("its default data directory")
                                                    : "data_path '" + data_path + "'"));
@@ -120,7 +120,7 @@ std::string voice_language(const std::string& voice) {
 
 std::string text_to_ipa(const std::string& voice, const std::string& text) {
     const std::lock_guard<std::mutex> lock(g_mutex);
-    if (!g_data_path) throw FrontendError(CDZ_STATUS_INTERNAL, "espeak-ng is not initialized");
+    if (!g_data_path) throw sdk::Error(CDZ_STATUS_INTERNAL, "espeak-ng is not initialized");
     select_voice(voice);
     std::string ipa;
     const void* position = text.c_str();

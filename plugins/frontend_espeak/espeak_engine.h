@@ -10,11 +10,11 @@ namespace cadenza::frontend::espeak {
 
 // Initializes espeak-ng once per process. `data_path` is an espeak-ng-data
 // directory or its parent, or "" for the library's default. A later call
-// must name the same data path. Throws FrontendError.
+// must name the same data path. Throws sdk::Error.
 void initialize(const std::string& data_path);
 
 // The first language `voice` declares ("en-us" for "en-us" and for
-// "gmw/en-US"). Throws FrontendError(INVALID_CONFIG) naming `voice` when
+// "gmw/en-US"). Throws sdk::Error(INVALID_CONFIG) naming `voice` when
 // espeak-ng has no such voice. A voice is a voice name or file ("en-us",
 // "gmw/en") or a language one voice declares ("en-gb").
 std::string voice_language(const std::string& voice);

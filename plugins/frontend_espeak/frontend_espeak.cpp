@@ -6,7 +6,8 @@
 
 #include "cadenza/plugin.h"
 #include "espeak_engine.h"
-#include "frontend_common/frontend_error.h"
+#include "cadenza/sdk/plugin_error.hpp"
+#include "cadenza/sdk/plugin_params.hpp"
 #include "frontend_common/host_bridge.h"
 #include "frontend_common/symbol_encoder.h"
 #include "frontend_common/utf8.h"
@@ -19,8 +20,6 @@ namespace {
 
 constexpr const char* plugin_name = "frontend.espeak";
 
-const cdz_host_api* g_host = nullptr;  // set once by cdz_plugin_entry, lives as long as the process
-
 struct EspeakFrontend {
     Vocabulary vocabulary;
     std::string voice;
@@ -29,22 +28,21 @@ struct EspeakFrontend {
 };
 
 EspeakFrontend& frontend_of(void* ctx) {
-    if (!ctx) throw FrontendError(CDZ_STATUS_INVALID_ARGUMENT, "the frontend instance is NULL");
+    if (!ctx) throw sdk::Error(CDZ_STATUS_INVALID_ARGUMENT, "the frontend instance is NULL");
     return *static_cast<EspeakFrontend*>(ctx);
 }
 
 cdz_status* create(const cdz_instance_args* args, void** out_ctx) noexcept {
-    const cdz_host_api* host = args && args->host ? args->host : g_host;
-    return guarded(host, [&] {
-        if (!args || !out_ctx) throw FrontendError(CDZ_STATUS_INVALID_ARGUMENT, "args or out_ctx is NULL");
+    return sdk::guarded([&] {
+        if (!args || !out_ctx) throw sdk::Error(CDZ_STATUS_INVALID_ARGUMENT, "args or out_ctx is NULL");
         *out_ctx = nullptr;
-        const ParamReader params(*host, args->params);
+        const sdk::Params params(*args);
         auto frontend = std::make_unique<EspeakFrontend>();
-        frontend->voice = params.get_string("voice");
-        frontend->encoder.on_unknown = parse_unknown_policy(params.get_string("on_unknown"));
-        frontend->encoder.add_boundaries = params.get_bool("add_boundaries");
-        const std::string data_path = params.get_string("data_path");
-        frontend->vocabulary = Vocabulary::load(params.get_string("vocabulary"));
+        frontend->voice = params.string("voice");
+        frontend->encoder.on_unknown = parse_unknown_policy(params.string("on_unknown"));
+        frontend->encoder.add_boundaries = params.boolean("add_boundaries");
+        const std::string data_path = params.string("data_path");
+        frontend->vocabulary = Vocabulary::load(params.string("vocabulary"));
         espeak::initialize(data_path);
         frontend->scripts = espeak::VoiceScripts::for_language(espeak::voice_language(frontend->voice));
         *out_ctx = frontend.release();
@@ -54,9 +52,9 @@ cdz_status* create(const cdz_instance_args* args, void** out_ctx) noexcept {
 void destroy(void* ctx) noexcept { delete static_cast<EspeakFrontend*>(ctx); }
 
 cdz_status* get_info(void* ctx, cdz_frontend_info* out) noexcept {
-    return guarded(g_host, [&] {
+    return sdk::guarded([&] {
         const EspeakFrontend& frontend = frontend_of(ctx);
-        if (!out) throw FrontendError(CDZ_STATUS_INVALID_ARGUMENT, "out is NULL");
+        if (!out) throw sdk::Error(CDZ_STATUS_INVALID_ARGUMENT, "out is NULL");
         out->struct_size = sizeof(cdz_frontend_info);
         out->vocab_size = frontend.vocabulary.size();
         out->bos_id = frontend.vocabulary.bos_id();
@@ -66,27 +64,27 @@ cdz_status* get_info(void* ctx, cdz_frontend_info* out) noexcept {
 }
 
 cdz_status* encode(void* ctx, const char* utf8_text, DLManagedTensor** out_ids) noexcept {
-    return guarded(g_host, [&] {
+    return sdk::guarded([&] {
         const EspeakFrontend& frontend = frontend_of(ctx);
-        if (!utf8_text || !out_ids) throw FrontendError(CDZ_STATUS_INVALID_ARGUMENT, "text or out_ids is NULL");
+        if (!utf8_text || !out_ids) throw sdk::Error(CDZ_STATUS_INVALID_ARGUMENT, "text or out_ids is NULL");
         *out_ids = nullptr;
         frontend.scripts.check(decode_utf8_or_throw(utf8_text));  // strict: espeak-ng would guess at bad bytes
         const std::string ipa = espeak::text_to_ipa(frontend.voice, utf8_text);
-        const PluginLog log(*g_host, plugin_name);
+        const PluginLog log(sdk::host(), plugin_name);
         if (log.enabled(CDZ_LOG_TRACE)) log.write(CDZ_LOG_TRACE, "IPA: " + ipa);
         SkipReporter report_skip;
         if (log.enabled(CDZ_LOG_DEBUG))
             report_skip = [&](const std::string& message) { log.write(CDZ_LOG_DEBUG, message); };
         const std::vector<int32_t> ids = encode_symbols(frontend.vocabulary, tokenize_ipa(ipa), frontend.encoder,
                                                         SymbolNames{"IPA symbol", "the phonemes"}, report_skip);
-        *out_ids = make_ids_tensor(*g_host, ids);
+        *out_ids = make_ids_tensor(sdk::host(), ids);
     });
 }
 
 cdz_status* token_symbol(void* ctx, int32_t id, const char** out_symbol) noexcept {
-    return guarded(g_host, [&] {
+    return sdk::guarded([&] {
         const EspeakFrontend& frontend = frontend_of(ctx);
-        if (!out_symbol) throw FrontendError(CDZ_STATUS_INVALID_ARGUMENT, "out_symbol is NULL");
+        if (!out_symbol) throw sdk::Error(CDZ_STATUS_INVALID_ARGUMENT, "out_symbol is NULL");
         *out_symbol = frontend.vocabulary.checked_symbol(id).c_str();
     });
 }
@@ -129,5 +127,5 @@ const cdz_plugin_descriptor* const descriptors[] = {&descriptor};
 
 extern "C" CDZ_PLUGIN_EXPORT cdz_status* cdz_plugin_entry(const cdz_host_api* host, cdz_plugin_list* out) {
     using namespace cadenza::frontend;
-    return enter_plugin(host, out, descriptors, 1, &g_host);
+    return cadenza::sdk::enter_plugin(host, out, descriptors, 1, nullptr);  // messages as thrown: the host names the stage
 }

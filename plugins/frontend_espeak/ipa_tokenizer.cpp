@@ -1,6 +1,6 @@
 #include "ipa_tokenizer.h"
 
-#include "frontend_common/frontend_error.h"
+#include "cadenza/sdk/plugin_error.hpp"
 #include "frontend_common/utf8.h"
 
 namespace cadenza::frontend {
@@ -20,7 +20,7 @@ size_t language_marker_length(const std::u32string& text, size_t start) {
 std::u32string tokenize_ipa(std::string_view ipa) {
     std::u32string decoded;
     if (const auto error = decode_utf8(ipa, decoded))
-        throw FrontendError(CDZ_STATUS_INTERNAL, "espeak-ng returned invalid UTF-8 at byte offset " +
+        throw sdk::Error(CDZ_STATUS_INTERNAL, "espeak-ng returned invalid UTF-8 at byte offset " +
                                                      std::to_string(error->offset));
     std::u32string symbols;
     symbols.reserve(decoded.size());

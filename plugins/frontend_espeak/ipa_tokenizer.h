@@ -10,7 +10,7 @@ namespace cadenza::frontend {
 
 // Drops espeak-ng's language switch markers ("(en)", "(fr)"), which stand
 // between words, collapses
-// whitespace runs to one space and trims. Throws FrontendError(INTERNAL) if
+// whitespace runs to one space and trims. Throws sdk::Error(INTERNAL) if
 // `ipa` is not valid UTF-8.
 std::u32string tokenize_ipa(std::string_view ipa);
 

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <initializer_list>
 
-#include "frontend_common/frontend_error.h"
+#include "cadenza/sdk/plugin_error.hpp"
 #include "frontend_common/utf8.h"
 
 namespace cadenza::frontend::espeak {
@@ -89,7 +89,7 @@ void VoiceScripts::check(const std::u32string& code_points) const {
         if (in_ranges(c, common_ranges) ||
             std::any_of(scripts_.begin(), scripts_.end(), [&](const Script* s) { return in_ranges(c, s->ranges); }))
             continue;
-        throw FrontendError(CDZ_STATUS_INVALID_ARGUMENT,
+        throw sdk::Error(CDZ_STATUS_INVALID_ARGUMENT,
                             "the text has " + describe_code_point(c) + " (character " + std::to_string(i + 1) +
                                 "), which is not in the scripts of the espeak-ng voice's language \"" + language_ +
                                 "\" (" + names() +

@@ -22,7 +22,7 @@ public:
     // table does not name.
     static VoiceScripts for_language(const std::string& language);
 
-    // Throws FrontendError(INVALID_ARGUMENT) naming the first character
+    // Throws sdk::Error(INVALID_ARGUMENT) naming the first character
     // outside the voice's scripts, its position and the scripts.
     void check(const std::u32string& code_points) const;
 

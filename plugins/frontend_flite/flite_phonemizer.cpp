@@ -4,7 +4,7 @@
 
 #include <flite/flite.h>
 
-#include "frontend_common/frontend_error.h"
+#include "cadenza/sdk/plugin_error.hpp"
 
 extern "C" cst_voice* register_cmu_us_kal16(const char* voxdir);
 
@@ -22,7 +22,7 @@ cst_voice* phonemizer_voice() {
         if (v) feat_set(v->features, "wave_synth_func", uttfunc_val(&without_audio));
         return v;
     }();
-    if (!voice) throw FrontendError(CDZ_STATUS_INTERNAL, "flite: cannot register the kal16 voice");
+    if (!voice) throw sdk::Error(CDZ_STATUS_INTERNAL, "flite: cannot register the kal16 voice");
     return voice;
 }
 
@@ -31,7 +31,7 @@ cst_voice* phonemizer_voice() {
 std::vector<std::string> text_to_phones(const std::string& text) {
     const std::lock_guard<std::mutex> lock(flite_mutex);
     cst_utterance* utterance = flite_synth_text(text.c_str(), phonemizer_voice());
-    if (!utterance) throw FrontendError(CDZ_STATUS_INTERNAL, "flite could not analyse the text");
+    if (!utterance) throw sdk::Error(CDZ_STATUS_INTERNAL, "flite could not analyse the text");
     std::vector<std::string> phones;
     if (cst_relation* segments = utt_relation(utterance, "Segment"))
         for (cst_item* s = relation_head(segments); s; s = item_next(s)) phones.emplace_back(item_feat_string(s, "name"));

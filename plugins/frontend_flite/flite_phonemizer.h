@@ -13,7 +13,7 @@
 namespace cadenza::frontend::flite {
 
 // The phones of UTF-8 `text` in order, pauses as "pau" (one at each end).
-// Throws FrontendError when flite fails.
+// Throws sdk::Error when flite fails.
 std::vector<std::string> text_to_phones(const std::string& text);
 
 }  // namespace cadenza::frontend::flite

@@ -9,7 +9,8 @@
 
 #include "cadenza/plugin.h"
 #include "flite_phonemizer.h"
-#include "frontend_common/frontend_error.h"
+#include "cadenza/sdk/plugin_error.hpp"
+#include "cadenza/sdk/plugin_params.hpp"
 #include "frontend_common/host_bridge.h"
 #include "frontend_common/symbol_encoder.h"
 #include "frontend_common/utf8.h"
@@ -20,15 +21,13 @@ namespace {
 
 constexpr const char* plugin_name = "frontend.flite";
 
-const cdz_host_api* g_host = nullptr;  // set once by cdz_plugin_entry, lives as long as the process
-
 struct FliteFrontend {
     Vocabulary vocabulary;
     EncoderOptions encoder;
 };
 
 FliteFrontend& frontend_of(void* ctx) {
-    if (!ctx) throw FrontendError(CDZ_STATUS_INVALID_ARGUMENT, "the frontend instance is NULL");
+    if (!ctx) throw sdk::Error(CDZ_STATUS_INVALID_ARGUMENT, "the frontend instance is NULL");
     return *static_cast<FliteFrontend*>(ctx);
 }
 
@@ -45,7 +44,7 @@ std::vector<int32_t> phone_ids(const FliteFrontend& frontend, const std::vector<
         }
         const std::string what = "phone '" + phones[i] + "' at position " + std::to_string(i) +
                                   " is not in the vocabulary " + vocabulary.source();
-        if (frontend.encoder.on_unknown == UnknownPolicy::error) throw FrontendError(CDZ_STATUS_INVALID_ARGUMENT, what);
+        if (frontend.encoder.on_unknown == UnknownPolicy::error) throw sdk::Error(CDZ_STATUS_INVALID_ARGUMENT, what);
         if (log.enabled(CDZ_LOG_DEBUG)) log.write(CDZ_LOG_DEBUG, what + (vocabulary.unk_id() >= 0 ? ": <unk>" : ": dropped"));
         if (vocabulary.unk_id() >= 0) ids.push_back(vocabulary.unk_id());
     }
@@ -54,15 +53,14 @@ std::vector<int32_t> phone_ids(const FliteFrontend& frontend, const std::vector<
 }
 
 cdz_status* create(const cdz_instance_args* args, void** out_ctx) noexcept {
-    const cdz_host_api* host = args && args->host ? args->host : g_host;
-    return guarded(host, [&] {
-        if (!args || !out_ctx) throw FrontendError(CDZ_STATUS_INVALID_ARGUMENT, "args or out_ctx is NULL");
+    return sdk::guarded([&] {
+        if (!args || !out_ctx) throw sdk::Error(CDZ_STATUS_INVALID_ARGUMENT, "args or out_ctx is NULL");
         *out_ctx = nullptr;
-        const ParamReader params(*host, args->params);
+        const sdk::Params params(*args);
         auto frontend = std::make_unique<FliteFrontend>();
-        frontend->encoder.on_unknown = parse_unknown_policy(params.get_string("on_unknown"));
-        frontend->encoder.add_boundaries = params.get_bool("add_boundaries");
-        frontend->vocabulary = Vocabulary::load(params.get_string("vocabulary"));
+        frontend->encoder.on_unknown = parse_unknown_policy(params.string("on_unknown"));
+        frontend->encoder.add_boundaries = params.boolean("add_boundaries");
+        frontend->vocabulary = Vocabulary::load(params.string("vocabulary"));
         *out_ctx = frontend.release();
     });
 }
@@ -70,9 +68,9 @@ cdz_status* create(const cdz_instance_args* args, void** out_ctx) noexcept {
 void destroy(void* ctx) noexcept { delete static_cast<FliteFrontend*>(ctx); }
 
 cdz_status* get_info(void* ctx, cdz_frontend_info* out) noexcept {
-    return guarded(g_host, [&] {
+    return sdk::guarded([&] {
         const FliteFrontend& frontend = frontend_of(ctx);
-        if (!out) throw FrontendError(CDZ_STATUS_INVALID_ARGUMENT, "out is NULL");
+        if (!out) throw sdk::Error(CDZ_STATUS_INVALID_ARGUMENT, "out is NULL");
         out->struct_size = sizeof(cdz_frontend_info);
         out->vocab_size = frontend.vocabulary.size();
         out->bos_id = frontend.encoder.add_boundaries ? frontend.vocabulary.bos_id() : -1;
@@ -82,26 +80,26 @@ cdz_status* get_info(void* ctx, cdz_frontend_info* out) noexcept {
 }
 
 cdz_status* encode(void* ctx, const char* utf8_text, DLManagedTensor** out_ids) noexcept {
-    return guarded(g_host, [&] {
+    return sdk::guarded([&] {
         const FliteFrontend& frontend = frontend_of(ctx);
-        if (!utf8_text || !out_ids) throw FrontendError(CDZ_STATUS_INVALID_ARGUMENT, "text or out_ids is NULL");
+        if (!utf8_text || !out_ids) throw sdk::Error(CDZ_STATUS_INVALID_ARGUMENT, "text or out_ids is NULL");
         *out_ids = nullptr;
         decode_utf8_or_throw(utf8_text);  // strict: flite reads bytes
         const std::vector<std::string> phones = flite::text_to_phones(utf8_text);
-        const PluginLog log(*g_host, plugin_name);
+        const PluginLog log(sdk::host(), plugin_name);
         if (log.enabled(CDZ_LOG_TRACE)) {
             std::string listed;
             for (const auto& phone : phones) listed += (listed.empty() ? "" : " ") + phone;
             log.write(CDZ_LOG_TRACE, "phones: " + listed);
         }
-        *out_ids = make_ids_tensor(*g_host, phone_ids(frontend, phones, log));
+        *out_ids = make_ids_tensor(sdk::host(), phone_ids(frontend, phones, log));
     });
 }
 
 cdz_status* token_symbol(void* ctx, int32_t id, const char** out_symbol) noexcept {
-    return guarded(g_host, [&] {
+    return sdk::guarded([&] {
         const FliteFrontend& frontend = frontend_of(ctx);
-        if (!out_symbol) throw FrontendError(CDZ_STATUS_INVALID_ARGUMENT, "out_symbol is NULL");
+        if (!out_symbol) throw sdk::Error(CDZ_STATUS_INVALID_ARGUMENT, "out_symbol is NULL");
         *out_symbol = frontend.vocabulary.checked_symbol(id).c_str();
     });
 }
@@ -140,5 +138,5 @@ const cdz_plugin_descriptor* const descriptors[] = {&descriptor};
 
 extern "C" CDZ_PLUGIN_EXPORT cdz_status* cdz_plugin_entry(const cdz_host_api* host, cdz_plugin_list* out) {
     using namespace cadenza::frontend;
-    return enter_plugin(host, out, descriptors, 1, &g_host);
+    return cadenza::sdk::enter_plugin(host, out, descriptors, 1, nullptr);  // messages as thrown: the host names the stage
 }

@@ -2,12 +2,12 @@
 
 #include <string>
 
-#include "error.h"
+#include "cadenza/sdk/plugin_error.hpp"
 
 namespace cadenza::llama {
 
 KvCache::KvCache(const LlamaConfig& config, int64_t capacity, const at::Device& device) : capacity_(capacity) {
-    if (capacity <= 0) throw Error(CDZ_STATUS_INVALID_ARGUMENT, "the cache capacity must be positive");
+    if (capacity <= 0) throw sdk::Error(CDZ_STATUS_INVALID_ARGUMENT, "the cache capacity must be positive");
     const auto options = at::TensorOptions().dtype(at::kFloat).device(device);
     for (int64_t layer = 0; layer < config.num_hidden_layers; ++layer) {
         keys_.push_back(at::zeros({config.num_key_value_heads, capacity, config.head_dim}, options));
@@ -17,7 +17,7 @@ KvCache::KvCache(const LlamaConfig& config, int64_t capacity, const at::Device& 
 
 void KvCache::begin_pass(int64_t count) {
     if (length_ + count > capacity_)
-        throw Error(CDZ_STATUS_INVALID_ARGUMENT, "the cache holds " + std::to_string(capacity_) + " positions; " +
+        throw sdk::Error(CDZ_STATUS_INVALID_ARGUMENT, "the cache holds " + std::to_string(capacity_) + " positions; " +
                                                      std::to_string(length_) + " are committed and the pass adds " +
                                                      std::to_string(count));
     pending_ = count;
@@ -36,7 +36,7 @@ void KvCache::commit(const std::vector<int64_t>& path) {
     int64_t previous = -1;
     for (int64_t node : path) {
         if (node <= previous || node >= pending_)
-            throw Error(CDZ_STATUS_INVALID_ARGUMENT, "commit path must be increasing indices into the last pass");
+            throw sdk::Error(CDZ_STATUS_INVALID_ARGUMENT, "commit path must be increasing indices into the last pass");
         previous = node;
     }
     const auto count = static_cast<int64_t>(path.size());
@@ -57,7 +57,7 @@ void KvCache::commit(const std::vector<int64_t>& path) {
 
 void KvCache::rewind(int64_t length) {
     if (length < 0 || length > length_)
-        throw Error(CDZ_STATUS_INVALID_ARGUMENT, "cannot rewind to " + std::to_string(length) + " of " +
+        throw sdk::Error(CDZ_STATUS_INVALID_ARGUMENT, "cannot rewind to " + std::to_string(length) + " of " +
                                                      std::to_string(length_) + " committed positions");
     length_ = length;
     pending_ = 0;

@@ -22,7 +22,7 @@ public:
     int64_t capacity() const { return capacity_; }
 
     // Starts a pass of `count` nodes after the committed prefix (dropping any
-    // earlier pending nodes). Throws cadenza::Error when they do not fit.
+    // earlier pending nodes). Throws cadenza::sdk::Error when they do not fit.
     void begin_pass(int64_t count);
     // Writes layer's keys and values of the pass's nodes: [count, kv_heads, head_dim].
     void write(int64_t layer, const at::Tensor& keys, const at::Tensor& values);

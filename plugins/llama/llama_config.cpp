@@ -8,7 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "error.h"
+#include "cadenza/sdk/plugin_error.hpp"
 #include "strict_json.h"
 
 namespace cadenza::llama {
@@ -16,21 +16,21 @@ namespace {
 
 template <typename T>
 T required(const nlohmann::json& json, const char* key, const std::string& where) {
-    if (!json.contains(key)) throw Error(CDZ_STATUS_INVALID_CONFIG, where + ": missing key '" + key + "'");
+    if (!json.contains(key)) throw sdk::Error(CDZ_STATUS_INVALID_CONFIG, where + ": missing key '" + key + "'");
     // nlohmann converts 256.5 to the integer 256 and true to 1.
     if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
         if (!json.at(key).is_number_integer())
-            throw Error(CDZ_STATUS_INVALID_CONFIG, where + ": key '" + key + "' must be a whole number, not " +
+            throw sdk::Error(CDZ_STATUS_INVALID_CONFIG, where + ": key '" + key + "' must be a whole number, not " +
                                                        json.at(key).dump());
     }
     if constexpr (std::is_same_v<T, bool>) {
         if (!json.at(key).is_boolean())
-            throw Error(CDZ_STATUS_INVALID_CONFIG, where + ": key '" + key + "' must be true or false");
+            throw sdk::Error(CDZ_STATUS_INVALID_CONFIG, where + ": key '" + key + "' must be true or false");
     }
     try {
         return json.at(key).get<T>();
     } catch (const nlohmann::json::exception&) {
-        throw Error(CDZ_STATUS_INVALID_CONFIG, where + ": key '" + key + "' has the wrong type");
+        throw sdk::Error(CDZ_STATUS_INVALID_CONFIG, where + ": key '" + key + "' has the wrong type");
     }
 }
 
@@ -43,7 +43,7 @@ T optional(const nlohmann::json& json, const char* key, T fallback, const std::s
 }  // namespace
 
 LlamaConfig LlamaConfig::from_json(const nlohmann::json& json, const std::string& where) {
-    if (!json.is_object()) throw Error(CDZ_STATUS_INVALID_CONFIG, where + ": not a JSON object");
+    if (!json.is_object()) throw sdk::Error(CDZ_STATUS_INVALID_CONFIG, where + ": not a JSON object");
     LlamaConfig c;
     c.vocab_size = required<int64_t>(json, "vocab_size", where);
     c.hidden_size = required<int64_t>(json, "hidden_size", where);
@@ -60,18 +60,18 @@ LlamaConfig LlamaConfig::from_json(const nlohmann::json& json, const std::string
     c.attention_bias = optional<bool>(json, "attention_bias", false, where);
     const std::string model_type = optional<std::string>(json, "model_type", "llama", where);
     if (model_type != "llama" && model_type != "qwen2")
-        throw Error(CDZ_STATUS_UNSUPPORTED, where + ": model_type '" + model_type +
+        throw sdk::Error(CDZ_STATUS_UNSUPPORTED, where + ": model_type '" + model_type +
                                                 "' is not supported (backbone.llama reads 'llama' and 'qwen2')");
     if (json.contains("architectures") && !json.at("architectures").is_null()) {
         const auto architectures = required<std::vector<std::string>>(json, "architectures", where);
         for (const auto& architecture : architectures)
             if (architecture != "LlamaForCausalLM" && architecture != "Qwen2ForCausalLM")
-                throw Error(CDZ_STATUS_UNSUPPORTED, where + ": architecture '" + architecture +
+                throw sdk::Error(CDZ_STATUS_UNSUPPORTED, where + ": architecture '" + architecture +
                                                         "' is not supported (LlamaForCausalLM, Qwen2ForCausalLM)");
     }
     const std::string activation = optional<std::string>(json, "hidden_act", "silu", where);
     if (activation != "silu")
-        throw Error(CDZ_STATUS_UNSUPPORTED, where + ": hidden_act '" + activation +
+        throw sdk::Error(CDZ_STATUS_UNSUPPORTED, where + ": hidden_act '" + activation +
                                                 "' is not supported (LLaMA's MLP uses 'silu')");
     if (model_type == "qwen2" && !json.contains("attention_bias")) c.attention_bias = true;
     if (json.contains("rope_scaling") && !json.at("rope_scaling").is_null()) {
@@ -81,7 +81,7 @@ LlamaConfig LlamaConfig::from_json(const nlohmann::json& json, const std::string
                                                     scaling_where);
         if (c.rope_scaling.type == "default") c.rope_scaling.type.clear();
         if (!c.rope_scaling.type.empty() && c.rope_scaling.type != "llama3")
-            throw Error(CDZ_STATUS_UNSUPPORTED, scaling_where + ": rope_type '" + c.rope_scaling.type +
+            throw sdk::Error(CDZ_STATUS_UNSUPPORTED, scaling_where + ": rope_type '" + c.rope_scaling.type +
                                                     "' is not supported (only 'llama3')");
         c.rope_scaling.factor = optional<double>(scaling, "factor", 1.0, scaling_where);
         c.rope_scaling.low_freq_factor = optional<double>(scaling, "low_freq_factor", 1.0, scaling_where);
@@ -91,7 +91,7 @@ LlamaConfig LlamaConfig::from_json(const nlohmann::json& json, const std::string
     }
 
     auto positive = [&](int64_t value, const char* key) {
-        if (value <= 0) throw Error(CDZ_STATUS_INVALID_CONFIG, where + ": '" + key + "' must be positive");
+        if (value <= 0) throw sdk::Error(CDZ_STATUS_INVALID_CONFIG, where + ": '" + key + "' must be positive");
     };
     positive(c.vocab_size, "vocab_size");
     positive(c.hidden_size, "hidden_size");
@@ -104,7 +104,7 @@ LlamaConfig LlamaConfig::from_json(const nlohmann::json& json, const std::string
     // 126 layers), so that no size product below overflows.
     auto at_most = [&](int64_t value, int64_t limit, const char* key) {
         if (value > limit)
-            throw Error(CDZ_STATUS_INVALID_CONFIG, where + ": '" + key + "' " + std::to_string(value) + " exceeds " +
+            throw sdk::Error(CDZ_STATUS_INVALID_CONFIG, where + ": '" + key + "' " + std::to_string(value) + " exceeds " +
                                                        std::to_string(limit) + " (cadenza's limit)");
     };
     at_most(c.vocab_size, 2147483647, "vocab_size");  // token ids are int32
@@ -116,25 +116,25 @@ LlamaConfig LlamaConfig::from_json(const nlohmann::json& json, const std::string
     at_most(c.head_dim, 1 << 16, "head_dim");
     at_most(c.query_width(), 1 << 20, "num_attention_heads * head_dim");
     if (c.num_attention_heads % c.num_key_value_heads != 0)
-        throw Error(CDZ_STATUS_INVALID_CONFIG, where + ": num_attention_heads (" + std::to_string(c.num_attention_heads) +
+        throw sdk::Error(CDZ_STATUS_INVALID_CONFIG, where + ": num_attention_heads (" + std::to_string(c.num_attention_heads) +
                                                    ") is not a multiple of num_key_value_heads (" +
                                                    std::to_string(c.num_key_value_heads) + ")");
     // Rotary tables are computed for every position up front.
     constexpr int64_t max_positions_limit = 1 << 20;
     if (c.max_position_embeddings <= 0 || c.max_position_embeddings > max_positions_limit)
-        throw Error(CDZ_STATUS_INVALID_CONFIG, where + ": max_position_embeddings " +
+        throw sdk::Error(CDZ_STATUS_INVALID_CONFIG, where + ": max_position_embeddings " +
                                                    std::to_string(c.max_position_embeddings) + " is not in 1.." +
                                                    std::to_string(max_positions_limit) +
                                                    " (the backbone's max_positions sets a shorter limit)");
-    if (c.head_dim % 2 != 0) throw Error(CDZ_STATUS_INVALID_CONFIG, where + ": head_dim must be even for rotary embeddings");
+    if (c.head_dim % 2 != 0) throw sdk::Error(CDZ_STATUS_INVALID_CONFIG, where + ": head_dim must be even for rotary embeddings");
     if (!(c.rms_norm_eps > 0) || !(c.rope_theta > 0) || !std::isfinite(c.rms_norm_eps) || !std::isfinite(c.rope_theta))
-        throw Error(CDZ_STATUS_INVALID_CONFIG, where + ": rms_norm_eps and rope_theta must be positive and finite");
+        throw sdk::Error(CDZ_STATUS_INVALID_CONFIG, where + ": rms_norm_eps and rope_theta must be positive and finite");
     if (!c.rope_scaling.type.empty()) {
         const RopeScaling& r = c.rope_scaling;
         const bool finite = std::isfinite(r.factor) && std::isfinite(r.low_freq_factor) && std::isfinite(r.high_freq_factor);
         if (!finite || !(r.factor > 0) || !(r.low_freq_factor > 0) || !(r.high_freq_factor > r.low_freq_factor) ||
             r.original_max_position_embeddings <= 0)
-            throw Error(CDZ_STATUS_INVALID_CONFIG,
+            throw sdk::Error(CDZ_STATUS_INVALID_CONFIG,
                         where + ": rope_scaling needs a positive factor, 0 < low_freq_factor < high_freq_factor and a "
                                 "positive original_max_position_embeddings");
     }
@@ -143,7 +143,7 @@ LlamaConfig LlamaConfig::from_json(const nlohmann::json& json, const std::string
 
 LlamaConfig LlamaConfig::from_file(const std::filesystem::path& path) {
     std::ifstream file(path);
-    if (!file) throw Error(CDZ_STATUS_NOT_FOUND, path.string() + ": cannot open the model config");
+    if (!file) throw sdk::Error(CDZ_STATUS_NOT_FOUND, path.string() + ": cannot open the model config");
     std::ostringstream text;
     text << file.rdbuf();
     return parse(text.str(), path.string());
@@ -154,7 +154,7 @@ LlamaConfig LlamaConfig::parse(const std::string& text, const std::string& where
     try {
         json = json_format::parse_strict_json(text, where);
     } catch (const json_format::StrictJsonError& e) {
-        throw Error(CDZ_STATUS_INVALID_CONFIG, e.what());
+        throw sdk::Error(CDZ_STATUS_INVALID_CONFIG, e.what());
     }
     return from_json(json, where);
 }
@@ -188,7 +188,7 @@ nlohmann::json LlamaConfig::to_json() const {
 
 void LlamaConfig::save(const std::filesystem::path& path) const {
     std::ofstream file(path);
-    if (!file) throw Error(CDZ_STATUS_IO_ERROR, path.string() + ": cannot write the model config");
+    if (!file) throw sdk::Error(CDZ_STATUS_IO_ERROR, path.string() + ": cannot write the model config");
     file << to_json().dump(2) << '\n';
 }
 

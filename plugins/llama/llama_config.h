@@ -34,7 +34,7 @@ struct LlamaConfig {
     bool tie_word_embeddings = false;
     bool attention_bias = false;  // Qwen2: biases on q, k and v
 
-    // Throws cadenza::Error naming `where` and the key on a missing key, a
+    // Throws cadenza::sdk::Error naming `where` and the key on a missing key, a
     // wrong type or an inconsistent value (e.g. heads not dividing).
     static LlamaConfig from_json(const nlohmann::json& json, const std::string& where);
     // The text of a config.json, parsed strictly (duplicate keys, trailing

@@ -5,7 +5,7 @@
 #include <limits>
 #include <string>
 
-#include "error.h"
+#include "cadenza/sdk/plugin_error.hpp"
 #include "huge_pages.h"
 #include "projection.h"
 
@@ -27,7 +27,7 @@ TreeOutput LlamaModel::forward_tree(KvCache& cache, const std::vector<int32_t>& 
     const LlamaConfig& c = config();
     const auto n = static_cast<int64_t>(tokens.size());
     if (n == 0 || parents.size() != tokens.size())
-        throw Error(CDZ_STATUS_INVALID_ARGUMENT, "a tree needs as many parents as tokens, and at least one node");
+        throw sdk::Error(CDZ_STATUS_INVALID_ARGUMENT, "a tree needs as many parents as tokens, and at least one node");
     const int64_t prefix = cache.length();
 
     // Positions from depth, and which pending nodes each node may see.
@@ -36,10 +36,10 @@ TreeOutput LlamaModel::forward_tree(KvCache& cache, const std::vector<int32_t>& 
     for (int64_t i = 0; i < n; ++i) {
         const int32_t parent = parents[i];
         if (parent < -1 || parent >= i)
-            throw Error(CDZ_STATUS_INVALID_ARGUMENT, "tree node " + std::to_string(i) + " has parent " +
+            throw sdk::Error(CDZ_STATUS_INVALID_ARGUMENT, "tree node " + std::to_string(i) + " has parent " +
                                                          std::to_string(parent) + " (parents must precede children)");
         if (tokens[i] < 0 || tokens[i] >= c.vocab_size)
-            throw Error(CDZ_STATUS_INVALID_ARGUMENT, "token " + std::to_string(tokens[i]) + " is outside the vocabulary");
+            throw sdk::Error(CDZ_STATUS_INVALID_ARGUMENT, "token " + std::to_string(tokens[i]) + " is outside the vocabulary");
         positions[i] = parent < 0 ? prefix : positions[parent] + 1;
         if (parent >= 0) std::copy_n(&visible[parent * n], n, &visible[i * n]);
         visible[i * n + i] = 1;
@@ -115,7 +115,7 @@ at::Tensor LlamaModel::run_layers(const at::Tensor& input, AttentionProbe* probe
         probe->weights.clear();
         for (const int64_t layer : probe->layers)
             if (layer < 0 || layer >= c.num_hidden_layers || probe->head < 0 || probe->head >= heads)
-                throw Error(CDZ_STATUS_INVALID_ARGUMENT, "attention probe of layer " + std::to_string(layer) + " head " +
+                throw sdk::Error(CDZ_STATUS_INVALID_ARGUMENT, "attention probe of layer " + std::to_string(layer) + " head " +
                                                              std::to_string(probe->head) + " is outside the model");
     }
     at::Tensor x = input;
@@ -145,7 +145,7 @@ at::Tensor LlamaModel::run_layers(const at::Tensor& input, AttentionProbe* probe
 }
 
 at::Tensor LlamaModel::forward_sequence(const at::Tensor& tokens, AttentionProbe* probe) const {
-    if (tokens.dim() != 2) throw Error(CDZ_STATUS_INVALID_ARGUMENT, "tokens must be [batch, time]");
+    if (tokens.dim() != 2) throw sdk::Error(CDZ_STATUS_INVALID_ARGUMENT, "tokens must be [batch, time]");
     const at::Tensor x = at::embedding(weights_.embed_tokens, tokens);
     return rms_norm(run_layers(x, probe), weights_.norm);
 }

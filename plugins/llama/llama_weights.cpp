@@ -4,7 +4,7 @@
 
 #include <cstdlib>
 
-#include "error.h"
+#include "cadenza/sdk/plugin_error.hpp"
 #include "safetensors.h"
 
 namespace cadenza::llama {
@@ -57,7 +57,7 @@ LlamaWeights LlamaWeights::load(const std::filesystem::path& path, const LlamaCo
         try {
             return safetensors::Checkpoint::open(path);
         } catch (const safetensors::Error& e) {
-            throw Error(CDZ_STATUS_INVALID_CONFIG, e.what());
+            throw sdk::Error(CDZ_STATUS_INVALID_CONFIG, e.what());
         }
     }();
     auto read = [&](const std::string& name, std::vector<int64_t> shape) {
@@ -65,7 +65,7 @@ LlamaWeights LlamaWeights::load(const std::filesystem::path& path, const LlamaCo
             std::vector<float> values = checkpoint.read_f32(name, shape);
             return at::from_blob(values.data(), shape, at::kFloat).clone().to(device);
         } catch (const safetensors::Error& e) {
-            throw Error(CDZ_STATUS_INVALID_CONFIG, e.what());
+            throw sdk::Error(CDZ_STATUS_INVALID_CONFIG, e.what());
         }
     };
     const int64_t h = config.hidden_size, v = config.vocab_size, i = config.intermediate_size;
@@ -98,7 +98,7 @@ LlamaWeights LlamaWeights::load(const std::filesystem::path& path, const LlamaCo
         if (name.rfind("model.layers.", 0) != 0) continue;
         const int64_t layer = std::atoll(name.c_str() + std::string("model.layers.").size());
         if (layer >= config.num_hidden_layers)
-            throw Error(CDZ_STATUS_INVALID_CONFIG, checkpoint.path().string() + ": tensor '" + name +
+            throw sdk::Error(CDZ_STATUS_INVALID_CONFIG, checkpoint.path().string() + ": tensor '" + name +
                                                        "' belongs to layer " + std::to_string(layer) +
                                                        ", but the config has num_hidden_layers = " +
                                                        std::to_string(config.num_hidden_layers));
@@ -109,7 +109,7 @@ LlamaWeights LlamaWeights::load(const std::filesystem::path& path, const LlamaCo
     } else if (checkpoint.contains("lm_head.weight")) {
         w.lm_head = read("lm_head.weight", {v, h});
     } else {
-        throw Error(CDZ_STATUS_INVALID_CONFIG, checkpoint.path().string() +
+        throw sdk::Error(CDZ_STATUS_INVALID_CONFIG, checkpoint.path().string() +
                                                    ": tensor 'lm_head.weight' is missing and the config does not tie it "
                                                    "to the embedding (tie_word_embeddings = false)");
     }
@@ -166,7 +166,7 @@ void LlamaWeights::save(const std::filesystem::path& path,
     try {
         writer.write(path);
     } catch (const safetensors::Error& e) {
-        throw Error(CDZ_STATUS_IO_ERROR, e.what());
+        throw sdk::Error(CDZ_STATUS_IO_ERROR, e.what());
     }
 }
 

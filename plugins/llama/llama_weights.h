@@ -30,7 +30,7 @@ struct LlamaWeights {
 
     // Reads every tensor by its Hugging Face name from a safetensors file, an
     // index .json or a directory, checking each shape against the config.
-    // f32, f16 and bf16 are converted to float32. Throws cadenza::Error
+    // f32, f16 and bf16 are converted to float32. Throws cadenza::sdk::Error
     // naming the checkpoint and the tensor.
     static LlamaWeights load(const std::filesystem::path& checkpoint, const LlamaConfig& config,
                              const at::Device& device);

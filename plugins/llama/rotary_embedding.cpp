@@ -3,7 +3,7 @@
 #include <cmath>
 #include <vector>
 
-#include "error.h"
+#include "cadenza/sdk/plugin_error.hpp"
 
 namespace cadenza::llama {
 namespace {
@@ -60,7 +60,7 @@ at::Tensor RotaryEmbedding::rotate(const at::Tensor& x, const at::Tensor& cos, c
 
 std::pair<at::Tensor, at::Tensor> RotaryEmbedding::angles(const at::Tensor& positions) const {
     if (positions.numel() > 0 && positions.max().item<int64_t>() >= max_positions())
-        throw Error(CDZ_STATUS_INVALID_ARGUMENT, "position beyond the rotary table (" + std::to_string(max_positions()) + ")");
+        throw sdk::Error(CDZ_STATUS_INVALID_ARGUMENT, "position beyond the rotary table (" + std::to_string(max_positions()) + ")");
     return {cos_.index_select(0, positions).unsqueeze(1), sin_.index_select(0, positions).unsqueeze(1)};  // [n, 1, D]
 }
 
@@ -74,7 +74,7 @@ at::Tensor RotaryEmbedding::apply(const at::Tensor& x, const at::Tensor& positio
 
 at::Tensor RotaryEmbedding::apply_sequence(const at::Tensor& x) const {
     const int64_t time = x.size(1);
-    if (time > max_positions()) throw Error(CDZ_STATUS_INVALID_ARGUMENT, "sequence longer than the rotary table");
+    if (time > max_positions()) throw sdk::Error(CDZ_STATUS_INVALID_ARGUMENT, "sequence longer than the rotary table");
     const at::Tensor cos = cos_.narrow(0, 0, time).unsqueeze(0).unsqueeze(2);  // [1, T, 1, D]
     const at::Tensor sin = sin_.narrow(0, 0, time).unsqueeze(0).unsqueeze(2);
     return rotate(x, cos, sin);

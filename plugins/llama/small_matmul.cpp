@@ -6,7 +6,7 @@
 
 #include <ATen/Parallel.h>
 
-#include "error.h"
+#include "cadenza/sdk/plugin_error.hpp"
 #include "small_matmul_kernel.h"
 
 namespace cadenza::llama {
@@ -80,9 +80,9 @@ bool small_matmul_applies(const at::Tensor& x, const at::Tensor& weight, const a
 at::Tensor small_matmul(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias, MatmulKernel kernel) {
     if (kernel == MatmulKernel::reference) return reference_matmul(x, weight, bias);
     if (!kernel_supported(kernel))
-        throw Error(CDZ_STATUS_UNSUPPORTED, std::string("the ") + kernel_name(kernel) + " matmul kernel does not run on this CPU");
+        throw sdk::Error(CDZ_STATUS_UNSUPPORTED, std::string("the ") + kernel_name(kernel) + " matmul kernel does not run on this CPU");
     if (!small_matmul_applies(x, weight, bias))
-        throw Error(CDZ_STATUS_INVALID_ARGUMENT,
+        throw sdk::Error(CDZ_STATUS_INVALID_ARGUMENT,
                     "small_matmul: operands must be float32 CPU tensors x [m, in] (unit stride along in), "
                     "weight [out, in] and bias [out] contiguous, without autograd");
     const auto rows = kernel == MatmulKernel::avx512 ? matmul_rows_avx512 : matmul_rows_avx2;

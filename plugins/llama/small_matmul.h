@@ -34,7 +34,7 @@ bool small_matmul_applies(const at::Tensor& x, const at::Tensor& weight, const a
 // x W^T + b with `kernel`, for any m: more than 8 rows go in groups of at
 // most 8 over tiles of 8 weight rows, so that the weights still stream from
 // memory once. Operands as small_matmul_applies requires for avx2 and avx512.
-// Throws cadenza::Error when the kernel is unsupported.
+// Throws cadenza::sdk::Error when the kernel is unsupported.
 at::Tensor small_matmul(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias, MatmulKernel kernel);
 
 }  // namespace cadenza::llama

@@ -14,7 +14,7 @@
 #include <ATen/CPUGeneratorImpl.h>
 #include <ATen/Parallel.h>
 
-#include "error.h"
+#include "cadenza/sdk/plugin_error.hpp"
 #include "projection.h"
 #include "small_matmul.h"
 
@@ -119,7 +119,7 @@ TEST(SmallMatmulDispatch, TheChosenKernelRunsHereAndUnsupportedOnesThrow) {
     auto generator = at::detail::createCPUGenerator(13);
     const at::Tensor x = random({2, 16}, generator), weight = random({4, 16}, generator);
     for (MatmulKernel kernel : {MatmulKernel::avx2, MatmulKernel::avx512})
-        if (!llama::kernel_supported(kernel)) EXPECT_THROW(llama::small_matmul(x, weight, {}, kernel), Error);
+        if (!llama::kernel_supported(kernel)) EXPECT_THROW(llama::small_matmul(x, weight, {}, kernel), sdk::Error);
 }
 
 TEST(SmallMatmulDispatch, OperandsTheKernelsDoNotTakeAreRefused) {
@@ -139,7 +139,7 @@ TEST(SmallMatmulDispatch, OperandsTheKernelsDoNotTakeAreRefused) {
     }
     const MatmulKernel best = llama::best_matmul_kernel();
     if (best != MatmulKernel::reference)
-        EXPECT_THROW(llama::small_matmul(x.to(at::kDouble), weight.to(at::kDouble), {}, best), Error);
+        EXPECT_THROW(llama::small_matmul(x.to(at::kDouble), weight.to(at::kDouble), {}, best), sdk::Error);
 }
 
 TEST(SmallMatmulDispatch, ProjectFallsBackWhereTheKernelsDoNotApply) {

@@ -63,8 +63,8 @@ echo "$plugins" | tail -n 1
 grep -q "^backbone.llama .* $root/usr/lib/cadenza/plugins/libcadenza_backbone_llama.so" <<< "$plugins" \
     || fail "cadenza does not find its plugins in $root/usr/lib/cadenza/plugins"
 if grep -F "$build_dir" >/dev/null <<< "$plugins"; then fail "cadenza loads plugins from the build tree"; fi
-readelf -S "$root/usr/lib/cadenza/plugins/libcadenza_backbone_llama.so" | grep -q '\.cadenza_plugins' \
-    || fail "the packaged backbone.llama lost its manifest section"
+sections=$(readelf -S "$root/usr/lib/cadenza/plugins/libcadenza_backbone_llama.so")
+grep -q '\.cadenza_plugins' <<< "$sections" || fail "the packaged backbone.llama lost its manifest section"
 doctor=$("$cadenza" doctor)
 grep -q "^LibTorch       [0-9]" <<< "$doctor" || fail "cadenza doctor does not run the packaged cadenza-torch: $doctor"
 

@@ -4,7 +4,7 @@
 
 #include <ATen/Context.h>
 
-#include "error.h"
+#include "cadenza/sdk/plugin_error.hpp"
 
 namespace cadenza {
 
@@ -13,12 +13,12 @@ c10::Device torch_device(const std::string& name) {
     try {
         device.emplace(name);
     } catch (const c10::Error&) {
-        throw Error(CDZ_STATUS_INVALID_CONFIG, "device '" + name + "' is not a device (cpu, cuda, cuda:N)");
+        throw sdk::Error(CDZ_STATUS_INVALID_CONFIG, "device '" + name + "' is not a device (cpu, cuda, cuda:N)");
     }
     if (device->is_cuda() && !at::hasCUDA())
-        throw Error(CDZ_STATUS_UNSUPPORTED, "device '" + name + "': this LibTorch has no CUDA support");
+        throw sdk::Error(CDZ_STATUS_UNSUPPORTED, "device '" + name + "': this LibTorch has no CUDA support");
     if (device->is_cuda() && device->has_index() && device->index() >= at::getNumGPUs())
-        throw Error(CDZ_STATUS_UNSUPPORTED, "device '" + name + "': this machine has " +
+        throw sdk::Error(CDZ_STATUS_UNSUPPORTED, "device '" + name + "': this machine has " +
                                                 std::to_string(at::getNumGPUs()) + " CUDA device(s)");
     return *device;
 }
