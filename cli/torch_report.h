@@ -1,5 +1,5 @@
-// What LibTorch this process runs on: version, BLAS, threads, CUDA. The only
-// part of the core that includes LibTorch headers.
+// What LibTorch this process runs on: version, BLAS, threads, CUDA, for
+// `cadenza-torch torch-report` (the LibTorch half of `cadenza doctor`).
 #pragma once
 
 #include <string>
