@@ -133,16 +133,11 @@ PluginManifest::PluginManifest(const std::string& text, const std::string& libra
                         kept.push_back(keep(choice.as_string()->get()));
                     }
                     kept.push_back(nullptr);
+                    spec.choices = kept.data();
                 }
                 spec.doc = keep(string_of(param, "doc", false).value_or(""));
                 described.params.push_back(spec);
             }
-        }
-        // Choices were appended per parameter that has them, in order.
-        size_t next_choices = 0;
-        for (size_t i = 0; i < described.params.size(); ++i) {
-            const toml::table& param = *table.get("param")->as_array()->get(i)->as_table();
-            if (param.get("choices")) described.params[i].choices = described.choices[next_choices++].data();
         }
         d.params = described.params.empty() ? nullptr : described.params.data();
         d.param_count = static_cast<uint32_t>(described.params.size());

@@ -40,7 +40,7 @@ private:
     struct Described {
         cdz_plugin_descriptor descriptor{};
         std::vector<cdz_param_spec> params;
-        std::vector<std::vector<const char*>> choices;  // each NULL-terminated
+        std::deque<std::vector<const char*>> choices;  // each NULL-terminated; elements never move
     };
     const char* keep(const std::string& text);
 

@@ -10,7 +10,7 @@
 #include "cadenza/sdk/plugin_error.hpp"
 #include "codec_plugin_glue.h"
 #include "hubert_mono_codec.h"
-#include "libtorch_errors.h"
+#include "libtorch_boundary.h"
 
 namespace {
 

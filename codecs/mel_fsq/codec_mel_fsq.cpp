@@ -10,7 +10,7 @@
 #include "cadenza/plugin.h"
 #include "cadenza/sdk/plugin_error.hpp"
 #include "codec_plugin_glue.h"
-#include "libtorch_errors.h"
+#include "libtorch_boundary.h"
 #include "mel_fsq_codec.h"
 #include "mel_stream_decoder.h"
 #include "thread_policy.h"

@@ -16,7 +16,7 @@
 
 #include "cadenza/sdk/plugin_error.hpp"
 #include "cadenza/sdk/plugin_tensor.hpp"
-#include "libtorch_errors.h"
+#include "libtorch_boundary.h"
 #include "torch_device.h"
 
 namespace cadenza::codec_plugin {

@@ -8,7 +8,7 @@
 #include "cadenza/plugin.h"
 #include "cadenza/sdk/plugin_error.hpp"
 #include "codec_plugin_glue.h"
-#include "libtorch_errors.h"
+#include "libtorch_boundary.h"
 #include "xcodec2_mono_codec.h"
 
 namespace {

@@ -34,7 +34,7 @@
 #include "cadenza/sdk/plugin_params.hpp"
 #include "draft_support.h"
 #include "hidden_state_heads.h"
-#include "libtorch_errors.h"
+#include "libtorch_boundary.h"
 #include "medusa_tree.h"
 
 namespace {

@@ -72,7 +72,7 @@
 #include "code_digit_head.h"
 #include "draft_support.h"
 #include "kv_cache.h"
-#include "libtorch_errors.h"
+#include "libtorch_boundary.h"
 #include "llama_model.h"
 #include "rotary_embedding.h"
 #include "safetensors.h"

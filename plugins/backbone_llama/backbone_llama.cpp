@@ -17,7 +17,7 @@
 #include "cadenza/plugin.h"
 #include "cadenza/sdk/plugin_params.hpp"
 #include "kv_cache.h"
-#include "libtorch_errors.h"
+#include "libtorch_boundary.h"
 #include "llama_model.h"
 #include "thread_policy.h"
 #include "torch_device.h"

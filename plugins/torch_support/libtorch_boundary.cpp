@@ -1,4 +1,4 @@
-#include "libtorch_errors.h"
+#include "libtorch_boundary.h"
 
 #include <c10/util/Exception.h>
 

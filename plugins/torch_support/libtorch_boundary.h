@@ -1,5 +1,5 @@
-// What the LibTorch plugins share at the C ABI beyond the SDK: LibTorch's
-// errors as messages, and a LibTorch tensor handed to the host as DLPack.
+// What the LibTorch plugins need at the C ABI boundary beyond the SDK:
+// LibTorch's errors as messages, and a LibTorch tensor handed to the host as DLPack.
 #pragma once
 
 #include <exception>
