@@ -18,8 +18,8 @@ std::unique_ptr<PluginSession> create_session(const PluginInstance& instance,
                                               int64_t capacity);
 
 // The logits a backbone returned for a pass of `nodes` nodes of which rows
-// [from, nodes) were asked for: the first of those rows. A backbone older
-// than ABI 0.3 returns every row.
+// [from, nodes) were asked for: the first of those rows. A backbone may
+// also return every row (plugin.h).
 float* logits_from(ManagedTensor& logits, int64_t nodes, int64_t from, int64_t vocab, const std::string& what);
 
 }  // namespace cadenza

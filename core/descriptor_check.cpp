@@ -11,11 +11,11 @@
 namespace cadenza {
 namespace {
 
-// Each struct as its first published version (ABI 0.1) ended: a plugin may
-// send nothing shorter. Later fields are read only where struct_size reaches
-// them (plugin_tables.h copies a table into one of this host's size, the
-// rest zero: each added field's documented default). These sizes never
-// change within a major.
+// Each struct as its first published version of this major (plugin ABI 1.0)
+// ended: a plugin may send nothing shorter. Fields appended in later minors
+// are read only where struct_size reaches them (plugin_tables.h copies a
+// table into one of this host's size, the rest zero: each appended field's
+// documented default). These sizes never change within a major.
 constexpr size_t minimum_descriptor_size = CDZ_SIZE_THROUGH(cdz_plugin_descriptor, vtable);
 constexpr size_t minimum_param_spec_size = CDZ_SIZE_THROUGH(cdz_param_spec, doc);
 
@@ -25,7 +25,7 @@ size_t minimum_vtable_size(cdz_plugin_kind kind) {
         case CDZ_PLUGIN_KIND_CODEC: return CDZ_SIZE_THROUGH(cdz_codec_vtable, stream_destroy);
         case CDZ_PLUGIN_KIND_BACKBONE: return CDZ_SIZE_THROUGH(cdz_backbone_vtable, session_length);
         case CDZ_PLUGIN_KIND_DRAFTER: return CDZ_SIZE_THROUGH(cdz_drafter_vtable, propose);
-        case CDZ_PLUGIN_KIND_ACCEPTOR: return CDZ_SIZE_THROUGH(cdz_acceptor_vtable, accept);
+        case CDZ_PLUGIN_KIND_ACCEPTOR: return CDZ_SIZE_THROUGH(cdz_acceptor_vtable, session_commit);
     }
     return 0;
 }
@@ -52,7 +52,7 @@ void check_descriptor(const cdz_plugin_descriptor* descriptor, const std::string
     };
     if (!descriptor) fail(CDZ_STATUS_INVALID_ARGUMENT, "a descriptor is NULL");
     if (descriptor->struct_size < minimum_descriptor_size)
-        fail(CDZ_STATUS_ABI_MISMATCH, "descriptor is smaller than ABI 0.1's (" +
+        fail(CDZ_STATUS_ABI_MISMATCH, "descriptor is smaller than plugin ABI 1.0's (" +
                                           std::to_string(descriptor->struct_size) + " < " +
                                           std::to_string(minimum_descriptor_size) + " bytes)");
     if (descriptor->abi_major != CDZ_PLUGIN_ABI_MAJOR || descriptor->abi_minor > CDZ_PLUGIN_ABI_MINOR)
@@ -72,7 +72,7 @@ void check_descriptor(const cdz_plugin_descriptor* descriptor, const std::string
         if (!vtable) fail(CDZ_STATUS_INVALID_ARGUMENT, "has no function table");
         if (vtable->struct_size < vtable_size)
             fail(CDZ_STATUS_ABI_MISMATCH, std::string("has a ") + plugin_kind_name(descriptor->kind) +
-                                              " table smaller than ABI 0.1's (" +
+                                              " table smaller than plugin ABI 1.0's (" +
                                               std::to_string(vtable->struct_size) + " < " +
                                               std::to_string(vtable_size) + " bytes)");
         if (!vtable->create || !vtable->destroy)
@@ -80,7 +80,7 @@ void check_descriptor(const cdz_plugin_descriptor* descriptor, const std::string
     }
     if (descriptor->param_count > 0 && !descriptor->params) fail(CDZ_STATUS_INVALID_ARGUMENT, "has no parameter array");
     if (descriptor->param_count > 0 && descriptor->param_spec_size < minimum_param_spec_size)
-        fail(CDZ_STATUS_ABI_MISMATCH, "declares parameter specs smaller than ABI 0.1's");
+        fail(CDZ_STATUS_ABI_MISMATCH, "declares parameter specs smaller than plugin ABI 1.0's");
 
     std::set<std::string> names;
     for (const cdz_param_spec& spec : descriptor_parameter_specs(*descriptor)) {

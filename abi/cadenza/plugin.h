@@ -18,14 +18,16 @@
  *    checks it before touching a field added later (CDZ_STRUCT_HAS). Tables
  *    and structs are append-only: a field is never moved, resized or removed
  *    within a major.
- *  - Versioning: ABI major 0 until the first release. A minor is bumped for
- *    each addition. The loader refuses a plugin of another major, or of a
- *    newer minor than the host's, and accepts every older minor: a struct a
- *    plugin hands over (descriptor, parameter spec, function table) may be
- *    as small as its first published version, and the host then uses the
- *    documented default of each field the struct does not reach. A struct
- *    the host hands over is always the host's own, so a plugin reads every
- *    field its header has.
+ *  - Versioning (docs/abi.md): this is plugin ABI 1.0, the first version of
+ *    major 1. A minor is bumped for each addition; a major only for a
+ *    removal or change. The loader refuses a plugin of another major, or of
+ *    a newer minor than the host's, and accepts every older minor of its
+ *    major: a struct a plugin hands over (descriptor, parameter spec,
+ *    function table) may be as small as its 1.0 version, and the host then
+ *    uses the documented default of each later field the struct does not
+ *    reach (zero; for a function, NULL: the plugin does not have it). A
+ *    struct the host hands over is always the host's own, so a plugin reads
+ *    every field its header has.
  *  - Threads: the host calls one instance (and its sessions) from one thread
  *    at a time. A codec stream may be driven from another thread than the
  *    one that created it (the pipeline's decode thread), never concurrently
@@ -49,8 +51,8 @@
 extern "C" {
 #endif
 
-#define CDZ_PLUGIN_ABI_MAJOR 0
-#define CDZ_PLUGIN_ABI_MINOR 4
+#define CDZ_PLUGIN_ABI_MAJOR 1
+#define CDZ_PLUGIN_ABI_MINOR 0
 #define CDZ_PLUGIN_ENTRY_SYMBOL "cdz_plugin_entry"
 
 /* The size of `type` up to and including `field`: the struct_size a struct
@@ -175,7 +177,7 @@ typedef struct cdz_host_api {
     const char* (*status_message)(const cdz_status* status);
     void (*status_release)(cdz_status* status);
 
-    /* Added in ABI 0.4: sampling_probabilities' top-k and top-p on a
+    /* sampling_probabilities' top-k and top-p on a
      * distribution that is already tempered (a drafter's product of factor
      * distributions, say): the allowed tokens' probabilities in place, the
      * others 0, the kept ones renormalized. In linear time, keeping exactly
@@ -288,7 +290,7 @@ typedef struct cdz_backbone_info {
     int32_t audio_start_token; /* placed after the text; -1: none */
     int32_t end_token;         /* ends the audio; -1: none */
     int64_t weight_bytes;      /* parameters' size, for bandwidth figures; 0: unknown */
-    /* Added in ABI 0.2. Nonzero: the backbone also emits text ids among the
+    /* Nonzero: the backbone also emits text ids among the
      * audio tokens (phone markers: the phone spoken next); they carry no
      * audio and the engine passes over them. */
     int32_t phone_markers;
@@ -297,12 +299,13 @@ typedef struct cdz_backbone_info {
 typedef struct cdz_backbone_output {
     uint32_t struct_size;
     /* float32 [node_count - logits_from, vocab]: next-token logits after
-     * each node from logits_from on (all nodes when the backbone predates
-     * logits_from). The host owns the tensor and may overwrite it. */
+     * each node from logits_from on (the host also accepts all node_count
+     * rows and skips the first logits_from). The host owns the tensor and
+     * may overwrite it. */
     DLManagedTensor* logits;
     /* float32 [node_count, hidden]: last hidden states, when asked for. */
     DLManagedTensor* hidden;
-    /* Added in ABI 0.3, set by the host before the call: the first node
+    /* Set by the host before the call: the first node
      * whose logits anyone reads (0: all; node_count: none, and logits may
      * then be NULL). A backbone skips the output head for the nodes before
      * it: a prompt's prefill or a pass whose logits nobody verifies. */
@@ -360,7 +363,7 @@ typedef struct cdz_draft_input {
     const DLTensor* target_hidden;
     int64_t target_hidden_position;
     const cdz_sampling* sampling;
-    /* Added in ABI 0.4: what became of this session's previous proposal.
+    /* What became of this session's previous proposal.
      * Its tokens were tokens[0, previous_token_count); of its tree the
      * acceptor kept accepted_count nodes, accepted_nodes (root to leaf,
      * indices into that tree), which are now tokens[previous_token_count,
@@ -385,7 +388,7 @@ typedef struct cdz_draft_output {
      * after sampling_probabilities. NULL when the drafter wrote them into
      * lent_probabilities (below) instead. */
     DLManagedTensor* probabilities;
-    /* Added in ABI 0.4, set by the host before the call: a buffer it lends
+    /* Set by the host before the call: a buffer it lends
      * for the draft distributions and reuses at every step, so that a
      * drafter need not allocate [nodes, vocab] floats per proposal. Room for
      * lent_rows rows of lent_row_size floats (the backbone's vocabulary);
@@ -416,8 +419,7 @@ typedef struct cdz_acceptor_info {
     uint32_t struct_size;
     /* Nonzero (the host's default): the acceptor verifies drafts against the
      * target's distributions. 0: it emits tokens without a verification
-     * pass (Viterbi over MTP heads); target_probabilities is then NULL.
-     * Called needs_target before ABI 0.4 (same place, same meaning). */
+     * pass (Viterbi over MTP heads); target_probabilities is then NULL. */
     int verifies;
     int needs_draft_probabilities;
 } cdz_acceptor_info;
@@ -432,7 +434,7 @@ typedef struct cdz_accept_input {
     /* [node_count, vocab]: the distribution node i was drawn from. */
     const float* draft_probabilities;
     const cdz_sampling* sampling;
-    /* Added in ABI 0.4: the committed sequence the tree continues, prompt
+    /* The committed sequence the tree continues, prompt
      * included (the tree's roots are children of its last token). */
     const int32_t* sequence;
     int64_t sequence_length;
@@ -450,7 +452,7 @@ typedef struct cdz_accept_output {
      * or the bonus). */
     int32_t* emitted_tokens;
     int32_t emitted_count;
-    /* Added in ABI 0.4, set by the host. An acceptor that would write more
+    /* Set by the host. An acceptor that would write more
      * returns an error instead. */
     int32_t accepted_capacity;
     int32_t emitted_capacity;
@@ -466,7 +468,7 @@ typedef struct cdz_acceptor_vtable {
      * without sessions. */
     cdz_status* (*accept)(void* ctx, const cdz_accept_input* in, cdz_accept_output* out);
 
-    /* Added in ABI 0.4, optional: per-synthesis state (all five set, or all
+    /* Optional: per-synthesis state (all five set, or all
      * NULL). The host creates a session for each synthesis, calls
      * session_reset with the prompt (the sequence before the first step),
      * then at each step session_accept instead of accept, and

@@ -1,7 +1,7 @@
 // codec.mel_fsq: the project's own codec. 16 kHz audio <-> one FSQ codebook
 // at 50 frames per second through a log-mel autoencoder, with Griffin-Lim as
 // the vocoder (codecs/mel_fsq, docs/codecs.md). The C ABI side is the glue
-// the other codec plugins share (codecs/seanet/codec_plugin_glue.h).
+// the other codec plugins share (codecs/common/codec_plugin_glue.h).
 #include <memory>
 #include <string>
 

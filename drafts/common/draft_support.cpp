@@ -20,8 +20,6 @@ void sampling_probabilities(const cdz_sampling* sampling, const float* logits, f
 
 void sampling_nucleus(const cdz_sampling* sampling, float* probabilities, int64_t count) {
     if (!sampling) throw sdk::Error(CDZ_STATUS_INVALID_ARGUMENT, "the draft input has no sampling settings");
-    if (!CDZ_STRUCT_HAS(&sdk::host(), cdz_host_api, sampling_nucleus) || !sdk::host().sampling_nucleus)
-        throw sdk::Error(CDZ_STATUS_UNSUPPORTED, "the host has no sampling_nucleus (plugin ABI 0.4)");
     sdk::throw_if_error(sdk::host().sampling_nucleus(sampling, probabilities, count));
 }
 

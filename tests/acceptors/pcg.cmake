@@ -1,7 +1,7 @@
 # Tests of acceptor.pcg (statistical, fixed seeds) and of `cadenza
 # build-groups`. Included by CMakeLists.txt here.
 add_executable(test_acceptor_pcg ${CMAKE_CURRENT_LIST_DIR}/pcg_test.cpp)
-target_link_libraries(test_acceptor_pcg PRIVATE acceptor_harness cadenza_token_groups GTest::gtest_main)
+target_link_libraries(test_acceptor_pcg PRIVATE acceptor_harness cadenza_pcg_sampler GTest::gtest_main)
 target_compile_definitions(test_acceptor_pcg PRIVATE CADENZA_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
 target_compile_options(test_acceptor_pcg PRIVATE -Wall -Wextra)
 add_dependencies(test_acceptor_pcg cadenza_acceptor_pcg)

@@ -8,8 +8,8 @@
 #include "engine.h"
 #include "pipeline_config.h"
 #include "test_fixtures.h"
-#include "../../acceptors/viterbi/transition_matrix.h"
-#include "../../acceptors/pcg/token_groups.h"
+#include "transition_matrix.h"
+#include "token_groups.h"
 
 namespace cadenza {
 namespace {

@@ -85,17 +85,25 @@ TEST(PluginLoader, AnElfFileForAnotherClassOrMachineIsRefusedBeforeLoading) {
 }
 
 TEST(PluginLoader, AnotherMajorVersionIsRefused) {
-    expect_load_error(test_plugin_library("broken", "future_major"), CDZ_STATUS_ABI_MISMATCH, "plugin ABI 1.");
+    const std::string host = " but this host speaks " + std::to_string(CDZ_PLUGIN_ABI_MAJOR) + ".";
+    expect_load_error(test_plugin_library("broken", "future_major"), CDZ_STATUS_ABI_MISMATCH,
+                      "was built for plugin ABI " + std::to_string(CDZ_PLUGIN_ABI_MAJOR + 1) + "." +
+                          std::to_string(CDZ_PLUGIN_ABI_MINOR) + host);
+    // 0.x plugins, built before the 1.0 contract, are rebuilt, not loaded.
+    expect_load_error(test_plugin_library("broken", "past_major"), CDZ_STATUS_ABI_MISMATCH,
+                      "was built for plugin ABI " + std::to_string(CDZ_PLUGIN_ABI_MAJOR - 1) + "." +
+                          std::to_string(CDZ_PLUGIN_ABI_MINOR) + host);
 }
 
 TEST(PluginLoader, ANewerMinorVersionIsRefused) {
     expect_load_error(test_plugin_library("broken", "newer_minor"), CDZ_STATUS_ABI_MISMATCH,
-                      "plugin ABI 0." + std::to_string(CDZ_PLUGIN_ABI_MINOR + 1));
+                      "plugin ABI " + std::to_string(CDZ_PLUGIN_ABI_MAJOR) + "." +
+                          std::to_string(CDZ_PLUGIN_ABI_MINOR + 1));
 }
 
 TEST(PluginLoader, AFunctionTableShorterThanTheFirstVersionIsRefused) {
     expect_load_error(test_plugin_library("broken", "short_table"), CDZ_STATUS_ABI_MISMATCH,
-                      "acceptor table smaller than ABI 0.1's");
+                      "acceptor table smaller than plugin ABI 1.0's");
 }
 
 TEST(PluginLoader, TwoPluginsWithOneNameInALibraryAreRefused) {
@@ -142,10 +150,10 @@ TEST(PluginCatalog, AnEarlierLocationShadowsALaterOne) {
 TEST(PluginCatalog, BrokenLibrariesAreReportedWithoutHidingGoodOnes) {
     const auto catalog = PluginCatalog::scan({{test_plugin_dir("broken"), "broken", true},
                                               {test_plugin_dir("c_plugin"), "good", true}});
-    // future_major, newer_minor, duplicate_name, entry_fails, bad_default,
-    // short_table and entry_is_data; no_entry and exiting_constructor are
-    // not plugins and are not loaded at all.
-    EXPECT_EQ(catalog.problems().size(), 7u);
+    // future_major, past_major, newer_minor, duplicate_name, entry_fails,
+    // bad_default, short_table and entry_is_data; no_entry and
+    // exiting_constructor are not plugins and are not loaded at all.
+    EXPECT_EQ(catalog.problems().size(), 8u);
     EXPECT_EQ(catalog.skipped().size(), 2u);
     EXPECT_STREQ(catalog.find("example.argmax_acceptor").descriptor->name, "example.argmax_acceptor");
 }
@@ -167,7 +175,7 @@ TEST(PluginCatalog, WithTheNamesItNeedsTheSearchStopsWhereAllAreFound) {
     EXPECT_TRUE(needed.problems().empty());  // the broken libraries after it were never opened
     EXPECT_EQ(needed.find("example.argmax_acceptor").origin, "first");
     const auto missing = PluginCatalog::scan(path, {"example.argmax_acceptor", "no.such_plugin"});
-    EXPECT_EQ(missing.problems().size(), 7u);  // not all found: every place is searched
+    EXPECT_EQ(missing.problems().size(), 8u);  // not all found: every place is searched
 }
 
 TEST(PluginCatalog, ALibraryNamedAfterANeededPluginIsOpenedAlone) {
@@ -180,7 +188,7 @@ TEST(PluginCatalog, ALibraryNamedAfterANeededPluginIsOpenedAlone) {
     EXPECT_EQ(named.entries().size(), 1u);
     EXPECT_EQ(named.find("example.argmax_acceptor").library.filename(), "libexample_argmax_acceptor.so");
     const auto unnamed = PluginCatalog::scan({{directory, "test", true}}, {"example.argmax_acceptor", "no.such_plugin"});
-    EXPECT_EQ(unnamed.problems().size(), 7u);  // a name no file names: the whole place is opened
+    EXPECT_EQ(unnamed.problems().size(), 8u);  // a name no file names: the whole place is opened
 }
 
 TEST(PluginCatalog, APipelinesNamesOpenOnlyTheirOwnLibrariesAmongCadenzasPlugins) {

@@ -113,7 +113,7 @@ TEST(PluginManifest, WritingWhatWasReadGivesTheSameText) {
     const std::string text = argmax_manifest();
     const PluginManifest manifest(text, "argmax");
     EXPECT_EQ(write_plugin_manifest(manifest.descriptors()), text);
-    const PluginLibrary& frontend = PluginLibrary::load(test::test_plugin_library("frozen_abi", "frozen_0_3"));
+    const PluginLibrary& frontend = PluginLibrary::load(test::test_plugin_library("frozen_abi", "frozen_1_0"));
     const std::string frozen = write_plugin_manifest(frontend.descriptors());
     EXPECT_EQ(write_plugin_manifest(PluginManifest(frozen, "frozen").descriptors()), frozen);
 }

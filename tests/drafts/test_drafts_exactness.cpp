@@ -17,7 +17,7 @@
 #include "draft_fixtures.h"
 #include "llama_model.h"
 #include "../core/test_fixtures.h"
-#include "../../acceptors/viterbi/transition_matrix.h"
+#include "transition_matrix.h"
 
 namespace cadenza {
 namespace {

@@ -1,12 +1,13 @@
 /* Plugin libraries that are wrong on purpose, one per compile definition,
  * for the loader's error tests:
  *   BROKEN_NO_ENTRY        exports no cdz_plugin_entry
- *   BROKEN_FUTURE_MAJOR    built for plugin ABI 1.x
+ *   BROKEN_FUTURE_MAJOR    built for the next major of the plugin ABI
+ *   BROKEN_PAST_MAJOR      built for the major before (0.x, before the 1.0 contract)
  *   BROKEN_NEWER_MINOR     built for a newer minor than the host's
  *   BROKEN_DUPLICATE_NAME  two descriptors with one name
  *   BROKEN_ENTRY_FAILS     the entry point returns an error status
  *   BROKEN_BAD_DEFAULT     a parameter default that does not fit its type
- *   BROKEN_SHORT_TABLE     a function table shorter than ABI 0.1's (no accept)
+ *   BROKEN_SHORT_TABLE     a function table shorter than ABI 1.0's (0.3's: no sessions)
  *   DUPLICATE_OF_ARGMAX    a second library providing example.argmax_acceptor */
 #include <stddef.h>
 
@@ -30,7 +31,7 @@ static cdz_status* accept(void* ctx, const cdz_accept_input* in, cdz_accept_outp
     return NULL;
 }
 #ifdef BROKEN_SHORT_TABLE
-#define VTABLE_SIZE offsetof(cdz_acceptor_vtable, accept)
+#define VTABLE_SIZE offsetof(cdz_acceptor_vtable, session_create)
 #else
 #define VTABLE_SIZE sizeof(cdz_acceptor_vtable)
 #endif
@@ -50,6 +51,8 @@ static const cdz_param_spec params[] = {
 
 #if defined(BROKEN_FUTURE_MAJOR)
 #define ABI_MAJOR (CDZ_PLUGIN_ABI_MAJOR + 1)
+#elif defined(BROKEN_PAST_MAJOR)
+#define ABI_MAJOR (CDZ_PLUGIN_ABI_MAJOR - 1)
 #else
 #define ABI_MAJOR CDZ_PLUGIN_ABI_MAJOR
 #endif
