@@ -77,7 +77,7 @@ public:
         // Row i is node i's distribution: one-hot at its token.
         if (!out->lent_probabilities || out->lent_rows < count || out->lent_row_size <= 0)
             throw sdk::Error(CDZ_STATUS_UNSUPPORTED, "propose: the host lent no buffer for " + std::to_string(count) +
-                                                         " rows of probabilities (plugin ABI 0.4 lends one)");
+                                                         " rows of probabilities (every plugin ABI 1.x host lends one)");
         const int64_t vocab = out->lent_row_size;
         float* row = out->lent_probabilities;
         for (const int32_t token : tokens_) {

@@ -82,7 +82,7 @@ TEST(EmbeddingApi, ReportsItsVersions) {
     cdz_version_get(&version);
     EXPECT_EQ(version.abi_major, static_cast<uint32_t>(CDZ_ABI_VERSION_MAJOR));
     EXPECT_EQ(version.abi_minor, static_cast<uint32_t>(CDZ_ABI_VERSION_MINOR));
-    EXPECT_EQ(version.plugin_abi_major, 0u);
+    EXPECT_EQ(version.plugin_abi_major, 1u);  // the plugin ABI 1.x contract (docs/abi.md)
     EXPECT_STREQ(version.library_version, cdz_library_version());
 }
 
