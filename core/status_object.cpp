@@ -1,6 +1,7 @@
 #include "status_object.h"
 
 #include <memory>
+#include <string_view>
 
 #include "printable_text.h"
 
@@ -24,8 +25,17 @@ void status_release(cdz_status* status) noexcept {
 void throw_if_error(cdz_status* status, const std::string& context) {
     if (!status) return;
     std::unique_ptr<cdz_status, decltype(&status_release)> owned(status, status_release);
-    std::string message = context.empty() ? owned->message : context + ": " + owned->message;
-    throw Error(owned->code, message);
+    if (context.empty()) throw Error(owned->code, owned->message);
+    // The context names the plugin first ("[draft] draft.mtp", "draft.mtp:
+    // propose"); a plugin that starts its message with its own name, as the
+    // SDK's guard does, is not named twice.
+    const std::string head = context.substr(0, context.find(": "));
+    const std::string name = head.substr(head.find_last_of(' ') == std::string::npos ? 0 : head.find_last_of(' ') + 1);
+    std::string_view message = owned->message;
+    if (!name.empty() && message.size() > name.size() + 2 && message.compare(0, name.size(), name) == 0 &&
+        message.compare(name.size(), 2, ": ") == 0)
+        message.remove_prefix(name.size() + 2);
+    throw Error(owned->code, context + ": " + std::string(message));
 }
 
 }  // namespace cadenza
