@@ -1,15 +1,15 @@
 // frontend.chars: normalized UTF-8 text to character ids through a
 // vocabulary file. The C ABI surface: descriptor, vtable, entry point.
-#include <memory>
 #include <string>
 #include <vector>
 
 #include "cadenza/plugin.h"
 #include "cadenza/sdk/plugin_error.hpp"
+#include "cadenza/sdk/plugin_class.hpp"
 #include "cadenza/sdk/plugin_params.hpp"
 #include "host_bridge.h"
 #include "symbol_encoder.h"
-#include "vocabulary.h"
+#include "vocabulary_frontend.h"
 #include "text_normalizer.h"
 
 namespace cadenza::frontend {
@@ -17,69 +17,30 @@ namespace {
 
 constexpr const char* plugin_name = "frontend.chars";
 
-struct CharsFrontend {
-    Vocabulary vocabulary;
-    NormalizerOptions normalizer;
-    EncoderOptions encoder;
-};
+class CharsFrontend {
+public:
+    explicit CharsFrontend(const cdz_instance_args& args) : CharsFrontend(sdk::Params(args)) {}
 
-CharsFrontend& frontend_of(void* ctx) {
-    if (!ctx) throw sdk::Error(CDZ_STATUS_INVALID_ARGUMENT, "the frontend instance is NULL");
-    return *static_cast<CharsFrontend*>(ctx);
-}
+    void get_info(cdz_frontend_info* out) const { common_.get_info(out); }
 
-cdz_status* create(const cdz_instance_args* args, void** out_ctx) noexcept {
-    return sdk::guarded([&] {
-        if (!args || !out_ctx) throw sdk::Error(CDZ_STATUS_INVALID_ARGUMENT, "args or out_ctx is NULL");
-        *out_ctx = nullptr;
-        const sdk::Params params(*args);
-        auto frontend = std::make_unique<CharsFrontend>();
-        frontend->normalizer.lowercase = params.boolean("lowercase");
-        frontend->encoder.on_unknown = parse_unknown_policy(params.string("on_unknown"));
-        frontend->encoder.add_boundaries = params.boolean("add_boundaries");
-        frontend->vocabulary = Vocabulary::load(params.string("vocabulary"));
-        *out_ctx = frontend.release();
-    });
-}
-
-void destroy(void* ctx) noexcept { delete static_cast<CharsFrontend*>(ctx); }
-
-cdz_status* get_info(void* ctx, cdz_frontend_info* out) noexcept {
-    return sdk::guarded([&] {
-        const CharsFrontend& frontend = frontend_of(ctx);
-        if (!out) throw sdk::Error(CDZ_STATUS_INVALID_ARGUMENT, "out is NULL");
-        out->struct_size = sizeof(cdz_frontend_info);
-        out->vocab_size = frontend.vocabulary.size();
-        out->bos_id = frontend.vocabulary.bos_id();
-        out->eos_id = frontend.vocabulary.eos_id();
-        out->pad_id = frontend.vocabulary.pad_id();
-    });
-}
-
-cdz_status* encode(void* ctx, const char* utf8_text, DLManagedTensor** out_ids) noexcept {
-    return sdk::guarded([&] {
-        const CharsFrontend& frontend = frontend_of(ctx);
-        if (!utf8_text || !out_ids) throw sdk::Error(CDZ_STATUS_INVALID_ARGUMENT, "text or out_ids is NULL");
-        *out_ids = nullptr;
-        const std::u32string text = normalize_text(utf8_text, frontend.normalizer);
-        const PluginLog log(sdk::host(), plugin_name);
-        SkipReporter report_skip;
-        if (log.enabled(CDZ_LOG_DEBUG))
-            report_skip = [&](const std::string& message) { log.write(CDZ_LOG_DEBUG, message); };
+    DLManagedTensor* encode(const char* utf8_text) const {
+        if (!utf8_text) throw sdk::Error(CDZ_STATUS_INVALID_ARGUMENT, "the text is NULL");
+        const std::u32string text = normalize_text(utf8_text, normalizer_);
         const std::vector<int32_t> ids =
-            encode_symbols(frontend.vocabulary, text, frontend.encoder,
-                           SymbolNames{"character", "the normalized text"}, report_skip);
-        *out_ids = make_ids_tensor(sdk::host(), ids);
-    });
-}
+            encode_symbols(common_.vocabulary(), text, common_.encoder(),
+                           SymbolNames{"character", "the normalized text"}, common_.skip_reporter());
+        return make_ids_tensor(sdk::host(), ids);
+    }
 
-cdz_status* token_symbol(void* ctx, int32_t id, const char** out_symbol) noexcept {
-    return sdk::guarded([&] {
-        const CharsFrontend& frontend = frontend_of(ctx);
-        if (!out_symbol) throw sdk::Error(CDZ_STATUS_INVALID_ARGUMENT, "out_symbol is NULL");
-        *out_symbol = frontend.vocabulary.checked_symbol(id).c_str();
-    });
-}
+    const char* token_symbol(int32_t id) const { return common_.token_symbol(id); }
+
+private:
+    explicit CharsFrontend(const sdk::Params& params)
+        : common_(params, plugin_name), normalizer_{params.boolean("lowercase")} {}
+
+    VocabularyFrontend common_;
+    NormalizerOptions normalizer_;
+};
 
 const cdz_param_spec params[] = {
     {"vocabulary", CDZ_PARAM_PATH, nullptr, 0, 0.0, 0.0, nullptr,
@@ -93,7 +54,8 @@ const cdz_param_spec params[] = {
 };
 
 const cdz_frontend_vtable vtable = {
-    sizeof(cdz_frontend_vtable), create, destroy, get_info, encode, token_symbol,
+    sizeof(cdz_frontend_vtable),         sdk::create<CharsFrontend>,           sdk::destroy<CharsFrontend>,
+    sdk::method<&CharsFrontend::get_info>, sdk::method<&CharsFrontend::encode>, sdk::method<&CharsFrontend::token_symbol>,
 };
 
 const cdz_plugin_descriptor descriptor = {

@@ -1,17 +1,17 @@
 // frontend.espeak: UTF-8 text to IPA phoneme ids through libespeak-ng and a
 // vocabulary file. The C ABI surface: descriptor, vtable, entry point.
-#include <memory>
 #include <string>
 #include <vector>
 
 #include "cadenza/plugin.h"
 #include "espeak_engine.h"
 #include "cadenza/sdk/plugin_error.hpp"
+#include "cadenza/sdk/plugin_class.hpp"
 #include "cadenza/sdk/plugin_params.hpp"
 #include "host_bridge.h"
 #include "symbol_encoder.h"
 #include "utf8.h"
-#include "vocabulary.h"
+#include "vocabulary_frontend.h"
 #include "ipa_tokenizer.h"
 #include "voice_scripts.h"
 
@@ -20,74 +20,36 @@ namespace {
 
 constexpr const char* plugin_name = "frontend.espeak";
 
-struct EspeakFrontend {
-    Vocabulary vocabulary;
-    std::string voice;
-    espeak::VoiceScripts scripts;  // of the voice: what is passed to espeak-ng
-    EncoderOptions encoder;
+class EspeakFrontend {
+public:
+    explicit EspeakFrontend(const cdz_instance_args& args) : EspeakFrontend(sdk::Params(args)) {}
+
+    void get_info(cdz_frontend_info* out) const { common_.get_info(out); }
+
+    DLManagedTensor* encode(const char* utf8_text) const {
+        if (!utf8_text) throw sdk::Error(CDZ_STATUS_INVALID_ARGUMENT, "the text is NULL");
+        scripts_.check(decode_utf8_or_throw(utf8_text));  // strict: espeak-ng would guess at bad bytes
+        const std::string ipa = espeak::text_to_ipa(voice_, utf8_text);
+        if (common_.log().enabled(CDZ_LOG_TRACE)) common_.log().write(CDZ_LOG_TRACE, "IPA: " + ipa);
+        const std::vector<int32_t> ids = encode_symbols(common_.vocabulary(), tokenize_ipa(ipa), common_.encoder(),
+                                                        SymbolNames{"IPA symbol", "the phonemes"},
+                                                        common_.skip_reporter());
+        return make_ids_tensor(sdk::host(), ids);
+    }
+
+    const char* token_symbol(int32_t id) const { return common_.token_symbol(id); }
+
+private:
+    explicit EspeakFrontend(const sdk::Params& params)
+        : voice_(params.string("voice")), common_(params, plugin_name) {
+        espeak::initialize(params.string("data_path"));
+        scripts_ = espeak::VoiceScripts::for_language(espeak::voice_language(voice_));
+    }
+
+    std::string voice_;
+    VocabularyFrontend common_;
+    espeak::VoiceScripts scripts_;  // of the voice: what is passed to espeak-ng
 };
-
-EspeakFrontend& frontend_of(void* ctx) {
-    if (!ctx) throw sdk::Error(CDZ_STATUS_INVALID_ARGUMENT, "the frontend instance is NULL");
-    return *static_cast<EspeakFrontend*>(ctx);
-}
-
-cdz_status* create(const cdz_instance_args* args, void** out_ctx) noexcept {
-    return sdk::guarded([&] {
-        if (!args || !out_ctx) throw sdk::Error(CDZ_STATUS_INVALID_ARGUMENT, "args or out_ctx is NULL");
-        *out_ctx = nullptr;
-        const sdk::Params params(*args);
-        auto frontend = std::make_unique<EspeakFrontend>();
-        frontend->voice = params.string("voice");
-        frontend->encoder.on_unknown = parse_unknown_policy(params.string("on_unknown"));
-        frontend->encoder.add_boundaries = params.boolean("add_boundaries");
-        const std::string data_path = params.string("data_path");
-        frontend->vocabulary = Vocabulary::load(params.string("vocabulary"));
-        espeak::initialize(data_path);
-        frontend->scripts = espeak::VoiceScripts::for_language(espeak::voice_language(frontend->voice));
-        *out_ctx = frontend.release();
-    });
-}
-
-void destroy(void* ctx) noexcept { delete static_cast<EspeakFrontend*>(ctx); }
-
-cdz_status* get_info(void* ctx, cdz_frontend_info* out) noexcept {
-    return sdk::guarded([&] {
-        const EspeakFrontend& frontend = frontend_of(ctx);
-        if (!out) throw sdk::Error(CDZ_STATUS_INVALID_ARGUMENT, "out is NULL");
-        out->struct_size = sizeof(cdz_frontend_info);
-        out->vocab_size = frontend.vocabulary.size();
-        out->bos_id = frontend.vocabulary.bos_id();
-        out->eos_id = frontend.vocabulary.eos_id();
-        out->pad_id = frontend.vocabulary.pad_id();
-    });
-}
-
-cdz_status* encode(void* ctx, const char* utf8_text, DLManagedTensor** out_ids) noexcept {
-    return sdk::guarded([&] {
-        const EspeakFrontend& frontend = frontend_of(ctx);
-        if (!utf8_text || !out_ids) throw sdk::Error(CDZ_STATUS_INVALID_ARGUMENT, "text or out_ids is NULL");
-        *out_ids = nullptr;
-        frontend.scripts.check(decode_utf8_or_throw(utf8_text));  // strict: espeak-ng would guess at bad bytes
-        const std::string ipa = espeak::text_to_ipa(frontend.voice, utf8_text);
-        const PluginLog log(sdk::host(), plugin_name);
-        if (log.enabled(CDZ_LOG_TRACE)) log.write(CDZ_LOG_TRACE, "IPA: " + ipa);
-        SkipReporter report_skip;
-        if (log.enabled(CDZ_LOG_DEBUG))
-            report_skip = [&](const std::string& message) { log.write(CDZ_LOG_DEBUG, message); };
-        const std::vector<int32_t> ids = encode_symbols(frontend.vocabulary, tokenize_ipa(ipa), frontend.encoder,
-                                                        SymbolNames{"IPA symbol", "the phonemes"}, report_skip);
-        *out_ids = make_ids_tensor(sdk::host(), ids);
-    });
-}
-
-cdz_status* token_symbol(void* ctx, int32_t id, const char** out_symbol) noexcept {
-    return sdk::guarded([&] {
-        const EspeakFrontend& frontend = frontend_of(ctx);
-        if (!out_symbol) throw sdk::Error(CDZ_STATUS_INVALID_ARGUMENT, "out_symbol is NULL");
-        *out_symbol = frontend.vocabulary.checked_symbol(id).c_str();
-    });
-}
 
 const cdz_param_spec params[] = {
     {"vocabulary", CDZ_PARAM_PATH, nullptr, 0, 0.0, 0.0, nullptr,
@@ -103,7 +65,8 @@ const cdz_param_spec params[] = {
 };
 
 const cdz_frontend_vtable vtable = {
-    sizeof(cdz_frontend_vtable), create, destroy, get_info, encode, token_symbol,
+    sizeof(cdz_frontend_vtable),          sdk::create<EspeakFrontend>,           sdk::destroy<EspeakFrontend>,
+    sdk::method<&EspeakFrontend::get_info>, sdk::method<&EspeakFrontend::encode>, sdk::method<&EspeakFrontend::token_symbol>,
 };
 
 const cdz_plugin_descriptor descriptor = {
