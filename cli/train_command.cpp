@@ -242,6 +242,32 @@ Command add_train_command(CLI::App& app) {
     }
 
     {
+        auto job = std::make_shared<training::RecurrentDraftJob>();
+        job->options.label = "train recurrent";
+        auto* recurrent = train->add_subcommand(
+            "recurrent", "train a recurrent draft (one cell walking from the target's last hidden state, reading each "
+                         "token it reaches) on a frozen target");
+        recurrent->add_option("--target", job->target, "the target's model directory")->required()->check(CLI::ExistingDirectory);
+        recurrent->add_option("--corpus", job->corpus, "token corpus (prompt_ids | target_ids per line)")
+            ->required()
+            ->check(CLI::ExistingFile);
+        recurrent->add_option("--output", job->output, "draft file to write (.safetensors)")->required();
+        recurrent->add_option("--cell-size", job->cell_size, "the cell's inner width (default 512)")->check(CLI::Range(1, 65536));
+        recurrent->add_option("--depth", job->depth, "steps trained: step k predicts token t+1+k (default 4)")
+            ->check(CLI::Range(1, 64));
+        recurrent->add_option("--init-from", job->init_from,
+                              "start from this earlier recurrent draft (same cell, depth and grid; a new schedule)")
+            ->check(CLI::ExistingFile);
+        add_code_digit_options(recurrent, job->code_digits, job->layout, "the draft");
+        recurrent->add_option("--distill-weight", job->distill_weight,
+                              "w in (1 - w) * cross-entropy on the corpus + w * cross-entropy against the target's own "
+                              "distribution for the same token (default 0.5)")
+            ->check(CLI::Range(0.0, 1.0));
+        add_common_options(recurrent, job->options, {1e-3, 40, 0.0});
+        runs.emplace_back(recurrent, runner(job, training::run_recurrent_draft_job));
+    }
+
+    {
         auto job = std::make_shared<training::MelCodecJob>();
         job->options.label = "train codec";
         job->options.seq_len = 96;

@@ -1,6 +1,6 @@
-// `cadenza train lm|draft|mtp|medusa`: trains a target from scratch, an SSD
-// shallow draft from a target's layers, or MTP / MEDUSA draft heads on a
-// frozen target (docs/training.md).
+// `cadenza train lm|draft|mtp|medusa|recurrent`: trains a target from
+// scratch, an SSD shallow draft from a target's layers, MTP / MEDUSA draft
+// heads or a recurrent draft on a frozen target (docs/training.md).
 #pragma once
 
 #include "command.h"

@@ -15,6 +15,7 @@
 #include "model_directory.h"
 #include "progress.h"
 #include "random_bits.h"
+#include "recurrent_draft_task.h"
 #include "shallow_draft.h"
 #include "thread_policy.h"
 #include "trainer.h"
@@ -294,6 +295,34 @@ TrainResult run_draft_heads_job(const DraftHeadsJob& job, std::ostream& out, std
         out << w;
     }
     out << "; target frozen\nthreads: " << threads << '\n' << std::flush;
+    const TrainResult result = train(task, corpus, job.options, job.output, log);
+    report(result, job.options, job.output.string() + " and " + task.state_path(job.output).string(), out);
+    return result;
+}
+
+TrainResult run_recurrent_draft_job(const RecurrentDraftJob& job, std::ostream& out, std::ostream& log) {
+    const int threads = llama::apply_thread_policy(static_cast<int>(job.options.threads));
+    if (job.code_digits.empty())
+        throw Error(CDZ_STATUS_INVALID_ARGUMENT, "train recurrent needs --code-digits and --layout: its output is a code-digit head");
+    const TokenCorpus corpus = load_token_corpus(job.corpus);
+    describe_corpus(corpus, out);
+    llama::LlamaWeights target = load_target(job.target, corpus, out);
+    const drafts::CodeGrid grid = *code_grid_for(job.code_digits, job.layout, target.config);
+    describe_output(&grid, " per step", out);
+    RecurrentDraftTask task(std::move(target), job.cell_size, job.depth, grid, absolute_path(job.target),
+                            job.distill_weight, job.options.seed);
+    if (!job.init_from.empty()) {
+        task.initialize_from(job.init_from);
+        out << "initial weights: " << job.init_from.string() << '\n';
+    }
+    char loss_text[160];
+    std::snprintf(loss_text, sizeof(loss_text),
+                  "per step k, weight 0.8^(k-1): %g * cross-entropy on the corpus + %g * cross-entropy against the "
+                  "target's distribution",
+                  1 - job.distill_weight, job.distill_weight);
+    out << "recurrent draft: " << task.draft().description() << " (step k reads token t+k, predicts t+k+1)\n"
+        << "loss: " << loss_text << "; target frozen\nthreads: " << threads << '\n'
+        << std::flush;
     const TrainResult result = train(task, corpus, job.options, job.output, log);
     report(result, job.options, job.output.string() + " and " + task.state_path(job.output).string(), out);
     return result;

@@ -68,9 +68,23 @@ struct DraftHeadsJob {
     TrainOptions options;
 };
 
+// The recurrent draft (drafts/common/recurrent_draft.h): one cell walking
+// from the target's last hidden state, reading each token it reaches.
+struct RecurrentDraftJob {
+    std::filesystem::path corpus, target, output;
+    int64_t cell_size = 512;
+    int64_t depth = 4;          // steps trained (token t + 2 .. t + 1 + depth)
+    std::string code_digits;    // required: the draft's output is a code-digit head
+    std::filesystem::path layout;
+    double distill_weight = 0.5;
+    std::filesystem::path init_from;  // an earlier recurrent draft, or empty
+    TrainOptions options;
+};
+
 // Each prints a summary to `out` (and progress to `log`) and returns the result.
 TrainResult run_language_model_job(const LanguageModelJob& job, std::ostream& out, std::ostream& log);
 TrainResult run_shallow_draft_job(const ShallowDraftJob& job, std::ostream& out, std::ostream& log);
 TrainResult run_draft_heads_job(const DraftHeadsJob& job, std::ostream& out, std::ostream& log);
+TrainResult run_recurrent_draft_job(const RecurrentDraftJob& job, std::ostream& out, std::ostream& log);
 
 }  // namespace cadenza::training

@@ -29,6 +29,8 @@ const cdz_param_spec params[] = {
     {"griffin_lim_momentum", CDZ_PARAM_FLOAT, "0.99", 1, 0, 0.999, nullptr, "fast Griffin-Lim momentum; 0: classic"},
     {"griffin_lim_power", CDZ_PARAM_FLOAT, "1.0", 1, 0.5, 3.0, nullptr, "magnitudes are raised to this power first"},
     {"stream_chunk_frames", CDZ_PARAM_INT, "10", 1, 1, 10000, nullptr, "frames of audio a streamed chunk waits for"},
+    {"griffin_lim_last_iterations", CDZ_PARAM_INT, "0", 1, 0, 1000, nullptr,
+     "Griffin-Lim iterations of a stream's last window, decoded after the last codes; 0: griffin_lim_iterations"},
     {"threads", CDZ_PARAM_INT, "0", 1, 0, 1024, nullptr, "intra-op threads; 0: one per core"},
 };
 
@@ -91,6 +93,7 @@ std::unique_ptr<codec_plugin::MonoCodec> make_codec(const cdz_instance_args& arg
     stream.griffin_lim.momentum = p.number("griffin_lim_momentum");
     stream.griffin_lim.power = p.number("griffin_lim_power");
     stream.chunk_frames = p.integer("stream_chunk_frames");
+    stream.last_iterations = p.integer("griffin_lim_last_iterations");
     const at::Device device = torch_device(args.device && *args.device ? args.device : "cpu");
     try {
         return std::make_unique<MelMonoCodec>(MelFsqCodec::load(p.string("model"), device), stream);

@@ -7,8 +7,8 @@ namespace cadenza::mel_fsq {
 
 MelStreamDecoder::MelStreamDecoder(const MelFsqCodec& codec, StreamOptions options)
     : codec_(codec), options_(options) {
-    if (options_.chunk_frames < 1 || options_.overlap_frames < 0)
-        throw std::invalid_argument("stream chunk_frames must be >= 1 and overlap_frames >= 0");
+    if (options_.chunk_frames < 1 || options_.overlap_frames < 0 || options_.last_iterations < 0)
+        throw std::invalid_argument("stream chunk_frames must be >= 1, overlap_frames and last_iterations >= 0");
 }
 
 std::vector<float> MelStreamDecoder::push(const at::Tensor& codes, bool is_last) {
@@ -56,8 +56,10 @@ std::vector<float> MelStreamDecoder::push(const at::Tensor& codes, bool is_last)
         const int64_t whole = (known_length - config.n_fft / 2) / hop + 1;
         phase = at::angle(spectrum).narrow(1, 0, std::min<int64_t>(whole, spectrum.size(1)));
     }
+    GriffinLimOptions griffin_lim = options_.griffin_lim;
+    if (is_last && options_.last_iterations > 0) griffin_lim.iterations = options_.last_iterations;
     const at::Tensor audio = griffin_lim_from(magnitude.to(at::kFloat), phase, codec_.analysis().window(),
-                                              StftShape{config.n_fft, hop, config.win_length}, options_.griffin_lim)
+                                              StftShape{config.n_fft, hop, config.win_length}, griffin_lim)
                                  .contiguous();
     const float* samples = audio.data_ptr<float>();
     const int64_t window_start = begin * hop, window_length = audio.numel();

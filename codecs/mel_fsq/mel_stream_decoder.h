@@ -19,6 +19,10 @@ struct StreamOptions {
     GriffinLimOptions griffin_lim;
     int64_t chunk_frames = 10;    // decode once this many new frames of audio are ready
     int64_t overlap_frames = 8;   // window frames reaching back into emitted audio
+    // Griffin-Lim iterations of the last window (after the last codes: its
+    // time is all the synthesis waits for once the loop is done); 0: as the
+    // other windows.
+    int64_t last_iterations = 0;
 };
 
 class MelStreamDecoder {

@@ -2,7 +2,7 @@
 // LLaMA target in LLaSA's layout (tests/llama/tiny_llama.h), a shallow draft
 // made of its layers 0 and 3 (SSD: lower and upper layers, with the target's
 // embedding, norm and head), a file of 4 heads (written twice, as "mtp" and
-// "medusa") and a small MEDUSA choices file; and helpers to run pipelines on
+// "medusa"), a small MEDUSA choices file and a recurrent draft; and helpers to run pipelines on
 // them and to drive a drafter plugin directly.
 #pragma once
 
@@ -29,6 +29,7 @@ struct DraftModels {
     std::filesystem::path choices;       // 9 nodes, 4 levels
     std::filesystem::path heads_digits;  // 4 heads with code-digit output heads (write_code_digit_heads, seed 7)
     std::filesystem::path draft_digits;  // the shallow draft with a code-digit head instead of its vocabulary head
+    std::filesystem::path recurrent;     // a recurrent draft: cell 48, depth 3, code digits (seed 9)
     llama::LlamaWeights target_weights;
     int64_t head_count = 4;
 };

@@ -170,6 +170,13 @@ TEST(DraftExactness, CodeDigitHeadsAndDraftEqualGreedyDecoding) {
                                                                           m.draft_digits.string() + "\"\nlength = 3\n");
 }
 
+TEST(DraftExactness, RecurrentDraftEqualsGreedyDecoding) {
+    const auto& m = test::draft_models();
+    check_exactness("draft.recurrent, length 3", "[draft]\nplugin = \"draft.recurrent\"\nmodel = \"" +
+                                                     m.recurrent.string() + "\"\ntarget = \"" + m.target.string() +
+                                                     "\"\n");
+}
+
 TEST(DraftExactness, MedusaEqualsGreedyDecoding) {
     const auto& m = test::draft_models();
     check_exactness("draft.medusa 9 nodes", "[draft]\nplugin = \"draft.medusa\"\nheads = \"" + m.heads_medusa.string() +

@@ -240,4 +240,35 @@ TEST(MelStreamDecoder, ChunksAddUpToTheWholeLengthAndSpectrum) {
     EXPECT_LT(stream_error, whole_error * 1.6 + 0.05) << "whole " << whole_error << ", streamed " << stream_error;
 }
 
+// griffin_lim_last_iterations: only the window decoded with the last codes
+// changes; the audio before it is the same sample for sample, and the
+// whole still has whole decoding's length.
+TEST(MelStreamDecoder, FewerLastIterationsChangeOnlyTheLastWindow) {
+    const MelCodecConfig config = small_config();
+    MelFsqCodec codec(MelAutoencoder::initialize(config, 5), at::zeros({80}), at::ones({80}));
+    const at::Tensor codes = codec.encode(test_signal(32000, 16000));
+    auto chunks = [&](int64_t last_iterations) {
+        StreamOptions options;
+        options.last_iterations = last_iterations;
+        MelStreamDecoder stream(codec, options);
+        std::vector<std::vector<float>> out;
+        for (int64_t begin = 0; begin < codes.size(0); begin += 7) {
+            const int64_t length = std::min<int64_t>(7, codes.size(0) - begin);
+            out.push_back(stream.push(codes.narrow(0, begin, length), begin + length == codes.size(0)));
+        }
+        return out;
+    };
+    const auto full = chunks(0), cheap = chunks(4);
+    ASSERT_EQ(full.size(), cheap.size());
+    size_t total = 0;
+    for (size_t i = 0; i + 1 < full.size(); ++i) {
+        EXPECT_EQ(cheap[i], full[i]) << "chunk " << i;
+        total += full[i].size();
+    }
+    ASSERT_EQ(cheap.back().size(), full.back().size());
+    EXPECT_NE(cheap.back(), full.back());
+    EXPECT_EQ(static_cast<int64_t>(total + full.back().size()), codec.decode(codes, GriffinLimOptions{}).numel());
+    EXPECT_THROW(MelStreamDecoder(codec, StreamOptions{GriffinLimOptions{}, 10, 8, -1}), std::invalid_argument);
+}
+
 }  // namespace

@@ -1,5 +1,6 @@
 #!/bin/sh
-# cadenza corpus synthetic -> train lm -> train draft -> train mtp -> train medusa,
+# cadenza corpus synthetic -> train lm -> train draft -> train mtp -> train medusa
+# -> train recurrent,
 # on a tiny corpus and model; checks the files each step writes and the
 # errors of a bad corpus and of a run that exists without --resume.
 set -eu
@@ -34,6 +35,23 @@ test -f "$work/draft/model.safetensors"
   --output "$work/medusa.safetensors" $common | tee "$work/medusa.out"
 test -f "$work/mtp.safetensors" && test -f "$work/medusa.safetensors"
 grep -q "head 1 (t+3) accuracy" "$work/medusa.out"
+
+# The recurrent draft needs a code grid: refused without one; with tokens 8..47
+# declared codes on a 5 x 4 x 2 grid it trains and reports every step.
+if "$cadenza" train recurrent --target "$work/target" --corpus "$work/corpus.txt" \
+     --output "$work/recurrent.safetensors" $common 2> "$work/recurrent.err"; then
+  echo "expected train recurrent to need --code-digits"; exit 1
+fi
+grep -q "needs --code-digits and --layout" "$work/recurrent.err"
+cat > "$work/layout.json" <<JSON
+{"text_token_offset": 0, "text_token_count": 6, "audio_token_offset": 8, "audio_token_count": 40,
+ "audio_start_token": 6, "end_token": 7, "phone_markers": false, "vocab_size": 48}
+JSON
+"$cadenza" train recurrent --target "$work/target" --corpus "$work/corpus.txt" --output "$work/recurrent.safetensors" \
+  --code-digits 5,4,2 --layout "$work/layout.json" --cell-size 16 --depth 2 $common | tee "$work/recurrent.out"
+grep -q "recurrent draft: cell 16 on hidden 32, trained 2 steps deep, code digits 5,4,2 from token 8" "$work/recurrent.out"
+grep -q "step 2 (t+3) acceptance" "$work/recurrent.out"
+test -f "$work/recurrent.safetensors" && test -f "$work/recurrent.training_state.safetensors"
 
 # A run that exists is not overwritten without --resume; --resume with more steps continues it.
 if "$cadenza" train mtp --target "$work/target" --heads 2 --corpus "$work/corpus.txt" \

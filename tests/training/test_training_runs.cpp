@@ -1,6 +1,7 @@
 // Tiny training runs: the loss drops, a resumed run equals an uninterrupted
 // one bit for bit, the shallow draft keeps its frozen layers equal to the
-// target's, draft heads start as the identity and learn.
+// target's, draft heads start as the identity and learn, the recurrent draft
+// learns.
 #include <gtest/gtest.h>
 
 #include <unistd.h>
@@ -16,6 +17,7 @@
 #include "language_model_task.h"
 #include "losses.h"
 #include "model_directory.h"
+#include "recurrent_draft_task.h"
 #include "safetensors.h"
 #include "shallow_draft.h"
 #include "synthetic_corpus.h"
@@ -397,6 +399,77 @@ TEST_F(Training, CodeDigitHeadsLearnAndSaveWhatTheDrafterReads) {
                   std::string::npos);
         EXPECT_NE(refusal(DraftHeadsTask(target, "mtp", 2, target_dir)).find("its output is code digits"),
                   std::string::npos);
+    }
+}
+
+// The recurrent draft: every step learns, the file holds what the drafter
+// reads, the walk is teacher-forced on the batch's tokens (step k reads token
+// t + k), and a second phase starts from the file or names what differs.
+TEST_F(Training, RecurrentDraftLearnsAndSavesWhatTheDrafterReads) {
+    const auto target_dir = fresh_directory("recurrent-target"), out = fresh_directory("recurrent");
+    write_trained_target(target_dir, 2);
+    const llama::LlamaWeights target = load_model_directory(target_dir);
+    const drafts::CodeGrid grid = tiny_grid();
+    RecurrentDraftTask task(target, 48, 3, grid, target_dir, 0.5, 7);
+    EXPECT_EQ(task.draft().description(), "cell 48 on hidden 32, trained 3 steps deep, code digits 3,4,2 from token 8");
+    const TokenCorpus corpus = tiny_corpus();
+    const auto heldout = evaluation_batches(split_corpus(corpus, 0.1, 1).heldout, 8, 32);
+    Metrics before;
+    {
+        at::NoGradGuard no_grad;
+        for (const auto& batch : heldout) task.evaluate(batch, before);
+    }
+    const auto file = out / "recurrent.safetensors";
+    std::ostringstream log;
+    const TrainResult result = train(task, corpus, tiny_options(100), file, log);
+    show("recurrent draft", before, result.heldout);
+    for (int64_t k = 1; k <= 3; ++k) {
+        const std::string prefix = "step " + std::to_string(k) + " (t+" + std::to_string(k + 1) + ") ";
+        EXPECT_LT(result.heldout.mean(prefix + "loss"), before.mean(prefix + "loss") - 0.05) << prefix;
+        EXPECT_GT(result.heldout.mean(prefix + "acceptance"), before.mean(prefix + "acceptance")) << prefix;
+        EXPECT_LE(result.heldout.mean(prefix + "acceptance"), 1.0);
+    }
+    EXPECT_TRUE(std::filesystem::exists(out / "recurrent.training_state.safetensors"));
+
+    const drafts::RecurrentDraft loaded = drafts::RecurrentDraft::load(file, 32);
+    EXPECT_EQ(loaded.description(), task.draft().description());
+    const auto trained_tensors = task.draft().named_tensors();
+    const auto loaded_tensors = loaded.named_tensors();
+    for (size_t i = 0; i < trained_tensors.size(); ++i)
+        EXPECT_TRUE(loaded_tensors[i].second.equal(trained_tensors[i].second.detach())) << trained_tensors[i].first;
+    try {
+        drafts::RecurrentDraft::load(file, 33);
+        ADD_FAILURE() << "a draft for another vocabulary loaded";
+    } catch (const std::exception& error) {
+        EXPECT_NE(std::string(error.what()).find("its vocabulary has 32 tokens, the target's 33"), std::string::npos)
+            << error.what();
+    }
+
+    // One row walked by hand, as the drafter walks it: from h_t, read x_{t+1}, then x_{t+2}.
+    {
+        at::NoGradGuard no_grad;
+        const Batch& batch = heldout.front();
+        const at::Tensor hidden = task.target().forward_sequence(batch.inputs());
+        const at::Tensor tokens = batch.tokens[0];
+        const int64_t t = 10;
+        at::Tensor state = hidden[0][t];
+        for (int64_t k = 1; k <= 2; ++k)
+            state = loaded.advance(state, target.embed_tokens[tokens[t + k].item<int64_t>()]);
+        const at::Tensor by_hand = loaded.digits->log_probabilities(loaded.digit_logits(state));
+        // The task's batched walk (matrix products) reads the same tokens: the same row.
+        const at::Tensor batched_state = task.walk(hidden, batch)[1][t];
+        EXPECT_LT((loaded.digits->log_probabilities(loaded.digit_logits(batched_state)) - by_hand).abs().max().item<double>(),
+                  1e-5);
+    }
+
+    RecurrentDraftTask second(target, 48, 3, grid, target_dir, 0.5, 8);
+    second.initialize_from(file);
+    EXPECT_TRUE(second.draft().out_weight.equal(task.draft().out_weight.detach()));
+    try {
+        RecurrentDraftTask(target, 48, 2, grid, target_dir, 0.5, 7).initialize_from(file);
+        ADD_FAILURE() << "a draft of another depth was taken";
+    } catch (const Error& error) {
+        EXPECT_NE(std::string(error.what()).find("trained 3 steps deep"), std::string::npos) << error.what();
     }
 }
 

@@ -1,0 +1,79 @@
+// The recurrent draft (after ReDrafter, Cheng et al., "Recurrent Drafter for
+// Fast Speculative Decoding in Large Language Models", 2024): one small cell
+// that walks forward from the target's last hidden state, reading at each
+// step the token it has just reached. Where an MTP or MEDUSA head must guess
+// token t + 2 from h_t without knowing which token t + 1 the target sampled,
+// the cell reads that token first:
+//   s_0 = h_t                    (the target's hidden state after its final norm)
+//   s_k = s_{k-1} + W_out SiLU(W_state s_{k-1} + W_token e(x_{t+k}) + b)
+//   q_k = code-digit head(s_k)   (the distribution of x_{t+k+1})
+// with e the target's own input embedding (frozen, not in the file). x_{t+1}
+// is the token the target drew from h_t; x_{t+2}, x_{t+3}, ... are the
+// draft's own.
+//
+// File (safetensors):
+//   cell.state.weight [C, H], cell.token.weight [C, H], cell.bias [C],
+//   cell.out.weight [H, C], digits.weight [R, H], digits.bias [R]
+// and metadata cadenza.kind = "recurrent", cadenza.hidden_size (H),
+// cadenza.cell_size (C), cadenza.depth (the steps it was trained to walk),
+// and the code grid (cadenza.output = "code_digits", cadenza.code_levels,
+// cadenza.code_offset, cadenza.vocab_size: code_digit_head.h).
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <ATen/ATen.h>
+
+#include "code_digit_head.h"
+
+namespace cadenza::drafts {
+
+struct RecurrentDraft {
+    at::Tensor state_weight;  // [C, H]
+    at::Tensor token_weight;  // [C, H]
+    at::Tensor bias;          // [C]
+    at::Tensor out_weight;    // [H, C]
+    at::Tensor digit_weight;  // [R, H]
+    at::Tensor digit_bias;    // [R]
+    std::shared_ptr<const CodeDigitDistribution> digits;
+    int64_t depth = 0;
+
+    // A cell that starts as the identity (W_out = 0: s_k = h_t), its input
+    // weights uniform in +-1/sqrt(H) from `seed`, and a digit head that
+    // starts as `initial_digit_weight` / `initial_digit_bias` (training's
+    // factorized form of the target's output table).
+    static RecurrentDraft initial(int64_t hidden_size, int64_t cell_size, int64_t depth, const CodeGrid& grid,
+                                  const at::Tensor& initial_digit_weight, const at::Tensor& initial_digit_bias,
+                                  uint64_t seed);
+    // Reads a file written by save(); throws cadenza::sdk::Error
+    // (INVALID_CONFIG) naming the file and what is wrong. `vocab_size` > 0
+    // must equal the grid's (the target's vocabulary).
+    static RecurrentDraft load(const std::filesystem::path& path, int64_t vocab_size = 0);
+    void save(const std::filesystem::path& path,
+              const std::vector<std::pair<std::string, std::string>>& metadata = {}) const;
+
+    int64_t hidden_size() const { return state_weight.size(1); }
+    int64_t cell_size() const { return state_weight.size(0); }
+    // "cell 512 on hidden 256, trained 4 steps deep, code digits 8,8,8,4,4 from token 58"
+    std::string description() const;
+    // The weights as training updates them, by their file names.
+    std::vector<std::pair<std::string, at::Tensor>> named_tensors() const;
+
+    // One step of the cell on states [..., H] and the embeddings [..., H] of the tokens they read.
+    at::Tensor advance(const at::Tensor& state, const at::Tensor& token_embedding) const;
+    // The code-digit head's logits [..., R] of states [..., H].
+    at::Tensor digit_logits(const at::Tensor& state) const {
+        return state.dim() == 1 ? at::addmv(digit_bias, digit_weight, state) : at::linear(state, digit_weight, digit_bias);
+    }
+};
+
+// The target's input embedding [V, H] (`model.embed_tokens.weight`) from a
+// safetensors file, an index .json or a directory, as backbone.llama takes it.
+at::Tensor load_target_embedding(const std::filesystem::path& checkpoint);
+
+}  // namespace cadenza::drafts

@@ -1,0 +1,208 @@
+// draft.recurrent: a recurrent draft on the target's last hidden state
+// (drafts/common/recurrent_draft.h, after ReDrafter, Cheng et al. 2024),
+// proposing a chain. Where MTP and MEDUSA heads guess the token after next
+// without knowing which token the target has just drawn, the cell reads that
+// token first, then each token it drafts.
+//
+// Alignment: the host verifies the drafts (target_hidden_position = N - 2
+// for a sequence of N tokens): h is the target's state that predicted
+// x_{N-1}, the pending token the target drew. The cell starts at s = h,
+// reads x_{N-1} and drafts x_N from q_1, reads x_N and drafts x_{N+1} from
+// q_2, ... `length` nodes, node i's row q_{i+1} (the code-digit head's
+// product distribution through the sampling settings, as draft.mtp's code
+// digits: drafts/common/code_digit_head.h). Node i is drawn with
+// host->sample_index from the instance's random stream, in order; with
+// stop_probability the chain ends after the first token its row gave less
+// than that probability. With draw = "argmax" node i is instead its row's
+// most likely token and its row is sent one-hot (the distribution it was
+// drawn from: acceptor.exact stays exact; acceptor.tolerance judges the
+// token by the target alone, as VADUSA's top candidates). An acceptor that
+// does not verify (Viterbi) has no
+// pending token to read: refused. With no hidden state yet (a one-token
+// prompt) the proposal is empty.
+#include <algorithm>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <ATen/ATen.h>
+#include <c10/core/InferenceMode.h>
+
+#include "cadenza/plugin.h"
+#include "cadenza/sdk/plugin_error.hpp"
+#include "cadenza/sdk/plugin_params.hpp"
+#include "draft_support.h"
+#include "libtorch_boundary.h"
+#include "recurrent_draft.h"
+
+namespace {
+
+using cadenza::sdk::Error;
+namespace sdk = cadenza::sdk;
+namespace drafts = cadenza::drafts;
+
+constexpr const char* plugin_name = "draft.recurrent";
+constexpr const char* draw_choices[] = {"sample", "argmax", nullptr};
+
+const cdz_param_spec params[] = {
+    {"model", CDZ_PARAM_PATH, nullptr, 0, 0, 0, nullptr,
+     "the recurrent draft (safetensors from `cadenza train recurrent`: cell.*, digits.*, metadata cadenza.kind = "
+     "recurrent)"},
+    {"target", CDZ_PARAM_PATH, nullptr, 0, 0, 0, nullptr,
+     "the target checkpoint, for its input embedding: a safetensors file, an index .json, or a directory"},
+    {"length", CDZ_PARAM_INT, "0", 1, 0, 64, nullptr, "tokens drafted per step; 0: the depth the draft was trained to"},
+    {"threads", CDZ_PARAM_INT, "0", 1, 0, 1024, nullptr,
+     "LibTorch intra-op threads (process-wide); 0: keep the process's setting (the backbone's)"},
+    {"stop_probability", CDZ_PARAM_FLOAT, "0", 1, 0, 1, nullptr,
+     "the chain ends after a token the draft gave less than this probability (dynamic length); 0: always `length`"},
+    drafts::digit_sampling_param,
+    {"draw", CDZ_PARAM_STRING, "\"sample\"", 0, 0, 0, draw_choices,
+     "sample: each token drawn from its row (the row is sent); argmax: each token its row's most likely, sent with a "
+     "one-hot row (what it was drawn from), for acceptors that judge a token by the target alone (tolerance)"},
+};
+
+struct Drafter {
+    drafts::RecurrentDraft draft;
+    std::shared_ptr<drafts::CodeDigitDistribution> digits;  // the draft's grid with this instance's digit_sampling
+    at::Tensor embedding;  // the target's input embedding [V, H]
+    cdz_rng* rng = nullptr;
+    int64_t length = 0;
+    double stop_probability = 0.0;
+    bool argmax = false;
+};
+
+struct Session {
+    const Drafter* drafter;
+    std::vector<int32_t> tokens, parents;
+    drafts::ProbabilityRows rows;
+    std::vector<float> log_row, scratch;
+};
+
+cdz_status* create(const cdz_instance_args* args, void** out_ctx) {
+    return sdk::guarded([&] {
+        const sdk::Params values(*args);
+        auto drafter = std::make_unique<Drafter>();
+        drafts::apply_threads(values.integer("threads"));
+        c10::InferenceMode inference;
+        drafter->embedding = drafts::load_target_embedding(values.string("target"));
+        drafter->draft = drafts::RecurrentDraft::load(values.string("model"), drafter->embedding.size(0));
+        if (drafter->draft.hidden_size() != drafter->embedding.size(1))
+            throw Error(CDZ_STATUS_INVALID_CONFIG,
+                        values.string("model") + ": hidden size " + std::to_string(drafter->draft.hidden_size()) +
+                            " differs from the target's embedding width " + std::to_string(drafter->embedding.size(1)));
+        drafter->digits = std::make_shared<drafts::CodeDigitDistribution>(drafter->draft.digits->grid());
+        drafter->digits->set_sampling(drafts::digit_sampling_of(values));
+        drafter->rng = args->rng;
+        drafter->length = values.integer("length") > 0 ? values.integer("length") : drafter->draft.depth;
+        drafter->stop_probability = values.number("stop_probability");
+        drafter->argmax = values.string("draw") == "argmax";
+        *out_ctx = drafter.release();
+    });
+}
+
+void destroy(void* ctx) { delete static_cast<Drafter*>(ctx); }
+
+cdz_status* get_info(void* ctx, cdz_drafter_info* out) {
+    return sdk::guarded([&] {
+        const auto& d = *static_cast<const Drafter*>(ctx);
+        out->max_nodes = static_cast<int32_t>(d.length);
+        out->max_depth = static_cast<int32_t>(d.length);
+        out->needs_target_hidden = 1;
+    });
+}
+
+cdz_status* session_create(void* ctx, int64_t, void** out_session) {
+    return sdk::guarded([&] {
+        const auto* d = static_cast<const Drafter*>(ctx);
+        auto session = std::make_unique<Session>();
+        session->drafter = d;
+        session->log_row.resize(static_cast<size_t>(d->embedding.size(0)));
+        session->scratch.resize(static_cast<size_t>(d->digits->grid().head_rows()));
+        *out_session = session.release();
+    });
+}
+
+void session_destroy(void* session) { delete static_cast<Session*>(session); }
+
+// Row `out` [V]: the draft's distribution from the code-digit head's logits
+// under the sampling settings.
+void fill_row(Session& s, const float* head_logits, const cdz_sampling* sampling, float* out) {
+    const drafts::CodeDigitDistribution& digits = *s.drafter->digits;
+    if (sampling && digits.fill_probabilities(head_logits, *sampling, out, s.scratch.data())) return;
+    digits.fill_log_probabilities(head_logits, s.log_row.data(), s.scratch.data());
+    drafts::sampling_probabilities(sampling, s.log_row.data(), out, static_cast<int64_t>(s.log_row.size()));
+}
+
+cdz_status* propose(void* raw, const cdz_draft_input* in, cdz_draft_output* out) {
+    return sdk::guarded([&] {
+        auto& s = *static_cast<Session*>(raw);
+        const Drafter& d = *s.drafter;
+        const int64_t hidden_size = d.draft.hidden_size();
+        const float* h = drafts::target_hidden(*in, hidden_size);
+        if (!h) {
+            drafts::set_empty(out);
+            return;
+        }
+        const int64_t n = in->token_count;
+        if (in->target_hidden_position != n - 2)
+            throw Error(CDZ_STATUS_INVALID_ARGUMENT,
+                        "the target's hidden state is at position " + std::to_string(in->target_hidden_position) +
+                            " of a sequence of " + std::to_string(n) + " tokens; draft.recurrent reads the token the "
+                            "target drew from it (position " + std::to_string(n - 1) +
+                            "), so it needs an acceptor that verifies");
+        c10::InferenceMode inference;
+        const int64_t vocab = d.embedding.size(0);
+        at::Tensor state = at::from_blob(const_cast<float*>(h), {hidden_size}, at::kFloat);
+        int32_t token = in->tokens[n - 1];
+        float* rows = s.rows.prepare(d.length, vocab);
+        s.tokens.resize(static_cast<size_t>(d.length));
+        s.parents.resize(static_cast<size_t>(d.length));
+        int64_t kept = d.length;
+        for (int64_t i = 0; i < d.length; ++i) {
+            if (token < 0 || token >= vocab)
+                throw Error(CDZ_STATUS_INVALID_ARGUMENT, "token " + std::to_string(token) + " is outside the target's " +
+                                                             std::to_string(vocab) + "-token vocabulary");
+            state = d.draft.advance(state, d.embedding[token]);
+            const at::Tensor head_logits = d.draft.digit_logits(state).contiguous();
+            float* row = rows + i * vocab;
+            fill_row(s, head_logits.data_ptr<float>(), in->sampling, row);
+            token = d.argmax ? static_cast<int32_t>(std::max_element(row, row + vocab) - row)
+                             : drafts::sample_index(d.rng, row, vocab);
+            s.tokens[static_cast<size_t>(i)] = token;
+            s.parents[static_cast<size_t>(i)] = static_cast<int32_t>(i) - 1;
+            const bool stop = row[token] < d.stop_probability;
+            if (d.argmax) {
+                std::fill(row, row + vocab, 0.0f);
+                row[token] = 1.0f;
+            }
+            if (stop) {
+                kept = i + 1;
+                break;
+            }
+        }
+        s.tokens.resize(static_cast<size_t>(kept));
+        s.parents.resize(static_cast<size_t>(kept));
+        drafts::set_tree(out, s.tokens, s.parents);
+        out->probabilities = s.rows.lend(kept);
+    });
+}
+
+const cdz_drafter_vtable vtable = {
+    sizeof(cdz_drafter_vtable), create, destroy, get_info, session_create, session_destroy, propose,
+};
+
+const cdz_plugin_descriptor descriptor = {
+    sizeof(cdz_plugin_descriptor), CDZ_PLUGIN_ABI_MAJOR, CDZ_PLUGIN_ABI_MINOR, plugin_name,
+    CDZ_PLUGIN_KIND_DRAFTER, "1.0.0",
+    "a recurrent draft on the target's last hidden state that reads each token it reaches, proposing a chain",
+    params, sizeof(params) / sizeof(params[0]), sizeof(cdz_param_spec), &vtable,
+};
+
+const cdz_plugin_descriptor* const descriptors[] = {&descriptor};
+
+}  // namespace
+
+extern "C" CDZ_PLUGIN_EXPORT cdz_status* cdz_plugin_entry(const cdz_host_api* host_api, cdz_plugin_list* out) {
+    return cadenza::sdk::enter_plugin(host_api, out, descriptors, 1, plugin_name, cadenza::torch_support::describe_exception);
+}

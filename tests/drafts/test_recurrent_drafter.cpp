@@ -1,0 +1,142 @@
+// draft.recurrent on its own: each row is the code-digit head's product
+// distribution after the cell has read the pending token and every token
+// drafted before it (walked by hand in double precision); the chain stops
+// early under stop_probability with its first draws unchanged; draw =
+// "argmax" takes each row's most likely token and sends it one-hot; an acceptor
+// that does not verify is refused; a file that is not a recurrent draft is
+// refused naming the file and why.
+#include <gtest/gtest.h>
+
+#include <c10/core/InferenceMode.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "draft_fixtures.h"
+#include "error.h"
+#include "recurrent_draft.h"
+#include "../core/test_fixtures.h"
+
+namespace cadenza {
+namespace {
+
+std::string recurrent_table(const std::filesystem::path& model, const std::string& extra = "") {
+    return "plugin = \"draft.recurrent\"\nmodel = \"" + model.string() + "\"\ntarget = \"" +
+           test::draft_models().target.string() + "\"\n" + extra;
+}
+
+std::vector<float> random_hidden(uint64_t seed) {
+    at::manual_seed(seed);
+    const at::Tensor h = at::randn({test::hidden_size}).contiguous();
+    return std::vector<float>(h.data_ptr<float>(), h.data_ptr<float>() + test::hidden_size);
+}
+
+// The synthesis's distribution (allowed tokens only) of log-probabilities `lp` [V].
+at::Tensor allowed_distribution(const at::Tensor& lp) {
+    at::Tensor allowed = at::full({test::vocab_size}, -INFINITY, at::kDouble);
+    allowed.narrow(0, test::audio_begin, test::audio_end - test::audio_begin)
+        .copy_(lp.to(at::kDouble).narrow(0, test::audio_begin, test::audio_end - test::audio_begin));
+    allowed[test::end_token] = lp.to(at::kDouble)[test::end_token];
+    return at::softmax(allowed, 0);
+}
+
+TEST(RecurrentDrafter, EachRowIsTheCellsDistributionAfterReadingEveryTokenBeforeIt) {
+    c10::InferenceMode inference;
+    const auto& models = test::draft_models();
+    const drafts::RecurrentDraft draft = drafts::RecurrentDraft::load(models.recurrent, test::vocab_size);
+    const std::vector<float> hidden = random_hidden(8);
+    const std::vector<int32_t> sequence = {10, 11, test::audio_start, 270, 271};
+    test::DrafterPlugin drafter(recurrent_table(models.recurrent));
+    EXPECT_EQ(drafter.info().max_nodes, 3);  // length 0: the depth it was trained to
+    EXPECT_EQ(drafter.info().needs_target_hidden, 1);
+    const auto p = drafter.propose(drafter.new_session(), sequence, test::synthesis_sampling(1.0), hidden,
+                                   static_cast<int64_t>(sequence.size()) - 2);
+    ASSERT_EQ(p.tokens.size(), 3u);
+    EXPECT_EQ(p.parents, (std::vector<int32_t>{-1, 0, 1}));
+
+    const auto d = [](const at::Tensor& t) { return t.to(at::kDouble); };
+    at::Tensor state = d(at::from_blob(const_cast<float*>(hidden.data()), {test::hidden_size}, at::kFloat));
+    int32_t read = sequence.back();  // the pending token the target drew from h
+    for (size_t i = 0; i < p.tokens.size(); ++i) {
+        const at::Tensor e = d(models.target_weights.embed_tokens[read]);
+        const at::Tensor pre = at::mv(d(draft.state_weight), state) + at::mv(d(draft.token_weight), e) + d(draft.bias);
+        state = state + at::mv(d(draft.out_weight), at::silu(pre));
+        const at::Tensor head = at::mv(d(draft.digit_weight), state) + d(draft.digit_bias);
+        const at::Tensor expected = allowed_distribution(draft.digits->log_probabilities(head));
+        double worst = 0;
+        for (int64_t t = 0; t < test::vocab_size; ++t)
+            worst = std::max(worst, std::fabs(p.probabilities[i * test::vocab_size + t] - expected[t].item<double>()));
+        EXPECT_LT(worst, 1e-5) << "node " << i;
+        EXPECT_GT(p.probabilities[i * test::vocab_size + p.tokens[i]], 0.0f) << "node " << i;
+        read = p.tokens[i];
+    }
+}
+
+TEST(RecurrentDrafter, StopProbabilityEndsTheChainAfterAnUnlikelyTokenWithTheSameDraws) {
+    const auto& models = test::draft_models();
+    const std::vector<float> hidden = random_hidden(9);
+    const std::vector<int32_t> sequence = {10, 11, test::audio_start, 270, 271};
+    test::DrafterPlugin full(recurrent_table(models.recurrent, "length = 3\n"), 4);
+    test::DrafterPlugin stopping(recurrent_table(models.recurrent, "length = 3\nstop_probability = 1.0\n"), 4);
+    const auto a = full.propose(full.new_session(), sequence, test::synthesis_sampling(1.0), hidden, 3);
+    const auto b = stopping.propose(stopping.new_session(), sequence, test::synthesis_sampling(1.0), hidden, 3);
+    ASSERT_EQ(a.tokens.size(), 3u);
+    ASSERT_EQ(b.tokens.size(), 1u);  // every token has probability below 1
+    EXPECT_EQ(b.tokens[0], a.tokens[0]);
+}
+
+TEST(RecurrentDrafter, DrawArgmaxTakesEachRowsMostLikelyTokenAndSendsItOneHot) {
+    const auto& models = test::draft_models();
+    const std::vector<float> hidden = random_hidden(10);
+    const std::vector<int32_t> sequence = {10, 11, test::audio_start, 270, 271};
+    test::DrafterPlugin sampled(recurrent_table(models.recurrent), 4);
+    test::DrafterPlugin greedy(recurrent_table(models.recurrent, "draw = \"argmax\"\n"), 4);
+    // At temperature 0 both draw the argmax, so the same chain; the rows are one-hot either way.
+    const auto cold = sampled.propose(sampled.new_session(), sequence, test::synthesis_sampling(0.0), hidden, 3);
+    const auto a = greedy.propose(greedy.new_session(), sequence, test::synthesis_sampling(0.0), hidden, 3);
+    EXPECT_EQ(a.tokens, cold.tokens);
+    // At temperature 1 the argmax chain reads its own argmax tokens: the first
+    // token is the sampled drafter's first row's most likely one.
+    const auto warm = sampled.propose(sampled.new_session(), sequence, test::synthesis_sampling(1.0), hidden, 3);
+    const auto b = greedy.propose(greedy.new_session(), sequence, test::synthesis_sampling(1.0), hidden, 3);
+    ASSERT_EQ(b.tokens.size(), 3u);
+    const float* first = warm.probabilities.data();
+    EXPECT_EQ(b.tokens[0], static_cast<int32_t>(std::max_element(first, first + test::vocab_size) - first));
+    for (size_t i = 0; i < b.tokens.size(); ++i)
+        for (int64_t t = 0; t < test::vocab_size; ++t)
+            ASSERT_EQ(b.probabilities[i * test::vocab_size + t], t == b.tokens[i] ? 1.0f : 0.0f) << i << " " << t;
+}
+
+TEST(RecurrentDrafter, WithoutAPendingTokenToReadItRefusesAndSaysWhy) {
+    const auto& models = test::draft_models();
+    test::DrafterPlugin drafter(recurrent_table(models.recurrent));
+    const std::vector<int32_t> sequence = {10, 11, test::audio_start, 270, 271};
+    try {
+        drafter.propose(drafter.new_session(), sequence, test::synthesis_sampling(1.0), random_hidden(1), 4);
+        FAIL() << "a hidden state at the last position was taken";
+    } catch (const Error& e) {
+        EXPECT_NE(std::string(e.what()).find("needs an acceptor that verifies"), std::string::npos) << e.what();
+    }
+    // No hidden state yet (a one-token prompt): an empty proposal.
+    const auto empty = drafter.propose(drafter.new_session(), {test::audio_start}, test::synthesis_sampling(1.0));
+    EXPECT_TRUE(empty.tokens.empty());
+}
+
+TEST(RecurrentDrafter, AFileThatIsNotARecurrentDraftIsRefusedNamingItAndWhy) {
+    const auto& models = test::draft_models();
+    auto expect_error = [&](const std::filesystem::path& file, const std::string& fragment) {
+        try {
+            test::DrafterPlugin drafter(recurrent_table(file));
+            FAIL() << fragment;
+        } catch (const Error& e) {
+            EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos) << e.what();
+            EXPECT_NE(std::string(e.what()).find(file.filename().string()), std::string::npos) << e.what();
+        }
+    };
+    expect_error(models.heads_digits, "not a recurrent draft (metadata cadenza.kind is 'mtp', expected 'recurrent')");
+    expect_error(models.directory / "missing.safetensors", "missing.safetensors");
+}
+
+}  // namespace
+}  // namespace cadenza

@@ -1,0 +1,141 @@
+#include "recurrent_draft_task.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "code_digit_output.h"
+#include "error.h"
+#include "losses.h"
+
+namespace cadenza::training {
+namespace {
+
+double step_loss_weight(int64_t step) { return std::pow(0.8, static_cast<double>(step - 1)); }
+
+at::Tensor mean_over_positions(const at::Tensor& per_position) {
+    return per_position.sum() / static_cast<double>(std::max<int64_t>(per_position.size(0), 1));
+}
+
+std::string step_prefix(int64_t step) {
+    return "step " + std::to_string(step) + " (t+" + std::to_string(step + 1) + ") ";
+}
+
+}  // namespace
+
+RecurrentDraftTask::RecurrentDraftTask(llama::LlamaWeights target, int64_t cell_size, int64_t depth,
+                                       const drafts::CodeGrid& grid, std::filesystem::path target_path,
+                                       double distill_weight, uint64_t seed)
+    : target_(target, target.config.max_position_embeddings),
+      embedding_(target.embed_tokens),
+      target_path_(std::move(target_path)),
+      distill_weight_(distill_weight) {
+    if (!(distill_weight >= 0 && distill_weight <= 1))
+        throw Error(CDZ_STATUS_INVALID_ARGUMENT, "--distill-weight must be in [0, 1]");
+    const CodeDigitOutput initial = CodeDigitOutput::from_table(target.lm_head, grid);
+    draft_ = drafts::RecurrentDraft::initial(target.config.hidden_size, cell_size, depth, grid, initial.weight,
+                                             initial.bias, seed);
+}
+
+void RecurrentDraftTask::initialize_from(const std::filesystem::path& draft_file) {
+    const drafts::RecurrentDraft earlier = drafts::RecurrentDraft::load(draft_file, vocab_size());
+    if (earlier.description() != draft_.description())
+        throw Error(CDZ_STATUS_INVALID_CONFIG, draft_file.string() + ": cannot start from it: it is a " +
+                                                   earlier.description() + " draft, this run's a " + draft_.description());
+    at::NoGradGuard no_grad;
+    const auto from = earlier.named_tensors();
+    const auto to = draft_.named_tensors();
+    for (size_t i = 0; i < to.size(); ++i) to[i].second.copy_(from[i].second);
+}
+
+std::vector<TrainableParameter> RecurrentDraftTask::parameters() {
+    std::vector<TrainableParameter> parameters;
+    for (const auto& [name, tensor] : draft_.named_tensors()) parameters.push_back({name, tensor, tensor.dim() == 2});
+    return parameters;
+}
+
+std::vector<std::pair<std::string, std::string>> RecurrentDraftTask::settings() const {
+    return {{"cadenza.train.recurrent", draft_.description()},
+            {"cadenza.train.distill_weight", std::to_string(distill_weight_)}};
+}
+
+std::vector<at::Tensor> RecurrentDraftTask::walk(const at::Tensor& hidden, const Batch& batch) const {
+    const int64_t batch_size = batch.tokens.size(0), time = batch.time(), width = hidden.size(-1);
+    // Step k reads token t + k, past the window's end for the last positions
+    // (whose predictions are never labelled): pad the tokens to reach it.
+    const at::Tensor tokens =
+        at::cat({batch.tokens, at::zeros({batch_size, draft_.depth}, batch.tokens.options())}, 1);
+    std::vector<at::Tensor> states;
+    at::Tensor state = hidden.reshape({-1, width});
+    for (int64_t k = 1; k <= draft_.depth; ++k) {
+        const at::Tensor read = at::embedding(embedding_, tokens.slice(1, k, k + time)).reshape({-1, width});
+        state = draft_.advance(state, read);
+        states.push_back(state);
+    }
+    return states;
+}
+
+at::Tensor RecurrentDraftTask::loss(const Batch& batch) {
+    at::Tensor hidden, teacher;  // teacher: the target's marginals per flat position [B*T, R]
+    {
+        at::NoGradGuard no_grad;
+        hidden = target_.forward_sequence(batch.inputs());
+        if (distill_weight_ > 0)
+            teacher = draft_.digits->marginals(at::softmax(target_.logits(hidden.reshape({-1, hidden.size(-1)})), -1));
+    }
+    const std::vector<at::Tensor> states = walk(hidden, batch);
+    const double w = distill_weight_;
+    at::Tensor loss;
+    for (int64_t k = 1; k <= draft_.depth; ++k) {
+        const LabelledPositions positions = labelled_positions(batch.labels(k + 1));
+        const at::Tensor logits = draft_.digit_logits(states[static_cast<size_t>(k - 1)].index_select(0, positions.indices));
+        at::Tensor term = mean_over_positions(draft_.digits->negative_log_likelihood(logits, positions.labels));
+        if (w > 0) {
+            // The target's distribution of token t + k + 1 is its next-token distribution at t + k.
+            const at::Tensor taught = teacher.index_select(0, positions.indices + k);
+            term = (1 - w) * term + w * mean_over_positions(draft_.digits->cross_entropy(logits, taught));
+        }
+        term = step_loss_weight(k) * term;
+        loss = loss.defined() ? loss + term : term;
+    }
+    return loss;
+}
+
+void RecurrentDraftTask::evaluate(const Batch& batch, Metrics& metrics) {
+    const at::Tensor hidden = target_.forward_sequence(batch.inputs());
+    const at::Tensor target_logits = target_.logits(hidden.reshape({-1, hidden.size(-1)}));
+    const at::Tensor target_p = at::softmax(target_logits, -1);
+    const LabelledPositions next = labelled_positions(batch.labels(1));
+    add_prediction_metrics(target_logits.index_select(0, next.indices), next.labels, metrics, "target (t+1) ", 5);
+    // About the best a code-digit head can reach: the acceptance of the
+    // product of the target's own digit marginals (KL's optimum) against the target.
+    {
+        const at::Tensor p = target_p.index_select(0, next.indices);
+        const at::Tensor product = draft_.digits->log_probabilities(draft_.digits->marginals(p).clamp_min(1e-30).log()).exp();
+        const at::Tensor kept = at::minimum(p, product).sum(-1);
+        metrics.add("target (t+1) code-digit ceiling", Unit::fraction, kept.sum().item<double>(),
+                    static_cast<double>(kept.size(0)));
+    }
+    const std::vector<at::Tensor> states = walk(hidden, batch);
+    for (int64_t k = 1; k <= draft_.depth; ++k) {
+        const LabelledPositions positions = labelled_positions(batch.labels(k + 1));
+        const at::Tensor log_q = draft_.digits->log_probabilities(
+            draft_.digit_logits(states[static_cast<size_t>(k - 1)].index_select(0, positions.indices)));
+        add_prediction_metrics(log_q, positions.labels, metrics, step_prefix(k), 5);
+        const at::Tensor p = target_p.index_select(0, positions.indices + k);
+        const at::Tensor kept = at::minimum(p, log_q.exp()).sum(-1);
+        metrics.add(step_prefix(k) + "acceptance", Unit::fraction, kept.sum().item<double>(),
+                    static_cast<double>(kept.size(0)));
+    }
+}
+
+void RecurrentDraftTask::save(const std::filesystem::path& output) const {
+    draft_.save(output, {{"cadenza.target", target_path_.string()}});
+}
+
+std::filesystem::path RecurrentDraftTask::state_path(const std::filesystem::path& output) const {
+    std::filesystem::path path = output;
+    path.replace_extension(".training_state.safetensors");
+    return path;
+}
+
+}  // namespace cadenza::training

@@ -1,0 +1,69 @@
+// Training the recurrent draft (drafts/common/recurrent_draft.h) with the
+// target frozen. The target runs without grad; from its hidden state h_t at
+// every position the cell walks `depth` steps, teacher-forced: step k reads
+// the batch's token t + k (the token the target, or the corpus, put there)
+// and predicts token t + k + 1. Loss at step k, weighted 0.8^(k-1) as
+// MEDUSA weights its heads: (1 - w) * cross-entropy on the corpus's token +
+// w * cross-entropy against the target's own next-token distribution at
+// t + k (teacher-forced on the same prefix the cell read); w =
+// distill_weight. On the target's own samples (`cadenza corpus sampled`) the
+// teacher forcing is exactly what an exact acceptor keeps: drafts after an
+// accepted token read the token the target sampled.
+//
+// Held out, per step k: loss, top-1/top-5 accuracy and acceptance against
+// the target (mean of sum_t min(p_target(t), q(t)), the probability that
+// speculative sampling at temperature 1 keeps the draft's token); and the
+// code-digit ceiling, the same acceptance for the product of the target's
+// own digit marginals: the product distribution that distillation (KL) aims
+// at, so about the best a code-digit head can reach at step 1.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "llama_model.h"
+#include "recurrent_draft.h"
+#include "training_task.h"
+
+namespace cadenza::training {
+
+class RecurrentDraftTask : public TrainingTask {
+public:
+    RecurrentDraftTask(llama::LlamaWeights target, int64_t cell_size, int64_t depth, const drafts::CodeGrid& grid,
+                       std::filesystem::path target_path, double distill_weight, uint64_t seed);
+
+    // Starts from an earlier recurrent draft (a second phase): the same cell
+    // size, hidden size, depth and grid. Throws Error(INVALID_CONFIG) naming
+    // the file and what differs.
+    void initialize_from(const std::filesystem::path& draft_file);
+
+    std::string kind() const override { return "recurrent"; }
+    int64_t vocab_size() const override { return target_.config().vocab_size; }
+    int64_t max_positions() const override { return target_.config().max_position_embeddings; }
+    std::vector<TrainableParameter> parameters() override;
+    at::Tensor loss(const Batch& batch) override;
+    void evaluate(const Batch& batch, Metrics& metrics) override;
+    void save(const std::filesystem::path& output) const override;
+    std::vector<std::pair<std::string, std::string>> settings() const override;
+    // FILE.safetensors -> FILE.training_state.safetensors
+    std::filesystem::path state_path(const std::filesystem::path& output) const override;
+
+    const drafts::RecurrentDraft& draft() const { return draft_; }
+    const llama::LlamaModel& target() const { return target_; }
+
+    // The cell's states s_1..s_depth at every position of a batch, [B*T, H]
+    // each, from the target's hidden states [B, T, H]: s_k at t has read
+    // tokens t+1..t+k.
+    std::vector<at::Tensor> walk(const at::Tensor& hidden, const Batch& batch) const;
+
+private:
+    llama::LlamaModel target_;
+    at::Tensor embedding_;  // the target's input embedding [V, H], frozen
+    drafts::RecurrentDraft draft_;
+    std::filesystem::path target_path_;
+    double distill_weight_;
+};
+
+}  // namespace cadenza::training
