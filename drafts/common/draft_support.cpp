@@ -93,6 +93,15 @@ void set_tree(cdz_draft_output* out, const std::vector<int32_t>& tokens, const s
     out->tree.parents = parents.data();
 }
 
+void set_chain(cdz_draft_output* out, std::vector<int32_t>& tokens, std::vector<int32_t>& parents,
+               ProbabilityRows& rows, int64_t count) {
+    tokens.resize(static_cast<size_t>(count));
+    parents.resize(static_cast<size_t>(count));
+    for (int64_t i = 0; i < count; ++i) parents[static_cast<size_t>(i)] = static_cast<int32_t>(i) - 1;
+    set_tree(out, tokens, parents);
+    out->probabilities = rows.lend(count);
+}
+
 void set_empty(cdz_draft_output* out) {
     out->tree.struct_size = sizeof(cdz_token_tree);
     out->tree.node_count = 0;

@@ -69,6 +69,10 @@ private:
 
 // Fills the tree of a draft output with arrays the session owns.
 void set_tree(cdz_draft_output* out, const std::vector<int32_t>& tokens, const std::vector<int32_t>& parents);
+// Hands the host a chain: the first `count` of `tokens` (node i's parent
+// i - 1; `parents` is filled here) and the first `count` rows of `rows`.
+void set_chain(cdz_draft_output* out, std::vector<int32_t>& tokens, std::vector<int32_t>& parents,
+               ProbabilityRows& rows, int64_t count);
 // An empty proposal (no node, no probabilities).
 void set_empty(cdz_draft_output* out);
 

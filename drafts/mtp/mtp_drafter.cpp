@@ -143,22 +143,17 @@ cdz_status* propose(void* raw, const cdz_draft_input* in, cdz_draft_output* out)
             verifying ? heads.step(h, false, count, tokens) : heads.step(h, true, count - 1, tokens);
         float* rows = s.rows.prepare(count, vocab);
         s.tokens.resize(static_cast<size_t>(count));
-        s.parents.resize(static_cast<size_t>(count));
         int64_t kept = count;
         for (int64_t i = 0; i < count; ++i) {
             float* row = rows + i * vocab;
             step.probabilities(i, in->sampling, row);
             s.tokens[i] = drafts::sample_index(s.drafter->rng, row, vocab);
-            s.parents[i] = static_cast<int32_t>(i) - 1;
             if (row[s.tokens[i]] < s.drafter->stop_probability) {
                 kept = i + 1;
                 break;
             }
         }
-        s.tokens.resize(static_cast<size_t>(kept));
-        s.parents.resize(static_cast<size_t>(kept));
-        drafts::set_tree(out, s.tokens, s.parents);
-        out->probabilities = s.rows.lend(kept);
+        drafts::set_chain(out, s.tokens, s.parents, s.rows, kept);
     });
 }
 

@@ -157,7 +157,6 @@ cdz_status* propose(void* raw, const cdz_draft_input* in, cdz_draft_output* out)
         int32_t token = in->tokens[n - 1];
         float* rows = s.rows.prepare(d.length, vocab);
         s.tokens.resize(static_cast<size_t>(d.length));
-        s.parents.resize(static_cast<size_t>(d.length));
         int64_t kept = d.length;
         for (int64_t i = 0; i < d.length; ++i) {
             if (token < 0 || token >= vocab)
@@ -170,7 +169,6 @@ cdz_status* propose(void* raw, const cdz_draft_input* in, cdz_draft_output* out)
             token = d.argmax ? static_cast<int32_t>(std::max_element(row, row + vocab) - row)
                              : drafts::sample_index(d.rng, row, vocab);
             s.tokens[static_cast<size_t>(i)] = token;
-            s.parents[static_cast<size_t>(i)] = static_cast<int32_t>(i) - 1;
             const bool stop = row[token] < d.stop_probability;
             if (d.argmax) {
                 std::fill(row, row + vocab, 0.0f);
@@ -181,10 +179,7 @@ cdz_status* propose(void* raw, const cdz_draft_input* in, cdz_draft_output* out)
                 break;
             }
         }
-        s.tokens.resize(static_cast<size_t>(kept));
-        s.parents.resize(static_cast<size_t>(kept));
-        drafts::set_tree(out, s.tokens, s.parents);
-        out->probabilities = s.rows.lend(kept);
+        drafts::set_chain(out, s.tokens, s.parents, s.rows, kept);
     });
 }
 
