@@ -24,6 +24,18 @@ at::Tensor read_tensor(const safetensors::Checkpoint& checkpoint, const std::str
     return at::from_blob(values.data(), at::IntArrayRef(shape), at::kFloat).clone();
 }
 
+// The target's matrix `name` (`what` names it in errors, `why` explains a missing one).
+at::Tensor read_matrix(const safetensors::Checkpoint& checkpoint, const std::filesystem::path& path,
+                       const std::string& name, const std::string& what, const std::string& why = "") {
+    if (!checkpoint.contains(name))
+        throw sdk::Error(CDZ_STATUS_INVALID_CONFIG,
+                         path.string() + ": the target's " + what + " '" + name + "' is missing" + why);
+    const auto& info = checkpoint.info(name);
+    if (info.shape.size() != 2)
+        throw sdk::Error(CDZ_STATUS_INVALID_CONFIG, path.string() + ": tensor '" + name + "' is not a matrix");
+    return read_tensor(checkpoint, name, info.shape);
+}
+
 int64_t metadata_int(const std::map<std::string, std::string>& metadata, const std::string& key,
                      const std::string& where) {
     const auto found = metadata.find(key);
@@ -70,14 +82,16 @@ at::Tensor load_target_head(const std::filesystem::path& path) {
             }
             tied = config.value("tie_word_embeddings", false);
         }
-        const std::string name = tied ? "model.embed_tokens.weight" : "lm_head.weight";
-        if (!checkpoint.contains(name))
-            throw sdk::Error(CDZ_STATUS_INVALID_CONFIG, path.string() + ": the target's output head '" + name +
-                                                       "' is missing" + (tied ? " (the config ties it to the embedding)" : ""));
-        const auto& info = checkpoint.info(name);
-        if (info.shape.size() != 2)
-            throw sdk::Error(CDZ_STATUS_INVALID_CONFIG, path.string() + ": tensor '" + name + "' is not a matrix");
-        return read_tensor(checkpoint, name, info.shape);
+        return read_matrix(checkpoint, path, tied ? "model.embed_tokens.weight" : "lm_head.weight", "output head",
+                           tied ? " (the config ties it to the embedding)" : "");
+    } catch (const safetensors::Error& e) {
+        throw sdk::Error(CDZ_STATUS_INVALID_CONFIG, e.what());
+    }
+}
+
+at::Tensor load_target_embedding(const std::filesystem::path& path) {
+    try {
+        return read_matrix(safetensors::Checkpoint::open(path), path, "model.embed_tokens.weight", "input embedding");
     } catch (const safetensors::Error& e) {
         throw sdk::Error(CDZ_STATUS_INVALID_CONFIG, e.what());
     }

@@ -1,5 +1,6 @@
 // The residual heads of MTP and MEDUSA on a target's last hidden state, and
-// the target's own output head they share.
+// the target's own output head they share (and its input embedding, which
+// the recurrent draft reads).
 //
 // Heads file (safetensors, written by the training tools): for i = 0..n-1
 //   heads.{i}.linear.weight  [H, H]
@@ -44,6 +45,8 @@ namespace cadenza::drafts {
 // it; its config.json (in the directory, or next to the file) decides the
 // tying; without one, lm_head.weight is used when present.
 at::Tensor load_target_head(const std::filesystem::path& checkpoint);
+// The target's input embedding [V, H] (`model.embed_tokens.weight`), from the same kinds of checkpoint.
+at::Tensor load_target_embedding(const std::filesystem::path& checkpoint);
 
 class DraftHeads {
 public:

@@ -144,21 +144,4 @@ at::Tensor RecurrentDraft::advance(const at::Tensor& state, const at::Tensor& to
     return state + at::linear(at::silu(pre), out_weight);
 }
 
-at::Tensor load_target_embedding(const std::filesystem::path& path) {
-    const std::string name = "model.embed_tokens.weight";
-    try {
-        const safetensors::Checkpoint checkpoint = safetensors::Checkpoint::open(path);
-        if (!checkpoint.contains(name))
-            throw sdk::Error(CDZ_STATUS_INVALID_CONFIG, path.string() + ": the target's input embedding '" + name +
-                                                            "' is missing");
-        const auto& info = checkpoint.info(name);
-        if (info.shape.size() != 2)
-            throw sdk::Error(CDZ_STATUS_INVALID_CONFIG, path.string() + ": tensor '" + name + "' is not a matrix");
-        std::vector<float> values = checkpoint.read_f32(name, info.shape);
-        return at::from_blob(values.data(), at::IntArrayRef(info.shape), at::kFloat).clone();
-    } catch (const safetensors::Error& e) {
-        throw sdk::Error(CDZ_STATUS_INVALID_CONFIG, e.what());
-    }
-}
-
 }  // namespace cadenza::drafts

@@ -72,8 +72,4 @@ struct RecurrentDraft {
     }
 };
 
-// The target's input embedding [V, H] (`model.embed_tokens.weight`) from a
-// safetensors file, an index .json or a directory, as backbone.llama takes it.
-at::Tensor load_target_embedding(const std::filesystem::path& checkpoint);
-
 }  // namespace cadenza::drafts

@@ -33,6 +33,7 @@
 #include "cadenza/sdk/plugin_error.hpp"
 #include "cadenza/sdk/plugin_params.hpp"
 #include "draft_support.h"
+#include "hidden_state_heads.h"
 #include "libtorch_boundary.h"
 #include "recurrent_draft.h"
 
