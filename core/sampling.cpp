@@ -5,10 +5,12 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "error.h"
+#include "probability_row.h"
 #include "random_stream.h"
 
 namespace cadenza {
@@ -24,6 +26,13 @@ struct AllowedTokens {
         if (extra >= 0 && extra < begin) visit(extra);
         for (int64_t i = begin; i < end; ++i) visit(i);
         if (extra >= end) visit(extra);
+    }
+    // visit(first, count) over the contiguous runs, in index order.
+    template <typename Visit>
+    void for_each_run(Visit&& visit) const {
+        if (extra >= 0 && extra < begin) visit(extra, int64_t{1});
+        visit(begin, end - begin);
+        if (extra >= end) visit(extra, int64_t{1});
     }
 };
 
@@ -65,6 +74,8 @@ struct Workspace {
     std::array<double, bucket_count> mass{};
     std::array<int64_t, bucket_count> tokens{};
     std::vector<int64_t> boundary;
+    std::vector<uint64_t> likely;  // keys of keep_nucleus_among_likely, then kept indices
+    std::vector<float> kept_values;
 };
 
 Workspace& workspace() {
@@ -72,11 +83,81 @@ Workspace& workspace() {
     return w;
 }
 
+// Where the walk down the sorted distribution stops: top_k tokens, or the
+// fewest whose mass reaches top_p of the whole.
+struct NucleusLimit {
+    int64_t keep_k;
+    double top_p, mass_limit;
+    bool reached(int64_t kept, double cumulative) const {
+        return kept >= keep_k || (top_p < 1.0 && cumulative >= mass_limit);
+    }
+};
+
+// Zeroes the allowed tokens outside w.likely[0, kept) and returns the kept
+// mass, summed in index order (as a pass over the whole row would).
+double keep_only(const AllowedTokens& allowed, float* probabilities, Workspace& w, size_t kept) {
+    std::sort(w.likely.begin(), w.likely.begin() + static_cast<std::ptrdiff_t>(kept));
+    w.kept_values.resize(kept);
+    for (size_t r = 0; r < kept; ++r) w.kept_values[r] = probabilities[w.likely[r]];
+    allowed.for_each_run(
+        [&](int64_t first, int64_t count) { std::fill(probabilities + first, probabilities + first + count, 0.0f); });
+    double kept_mass = 0.0;
+    for (size_t r = 0; r < kept; ++r) {
+        probabilities[w.likely[r]] = w.kept_values[r];
+        kept_mass += w.kept_values[r];
+    }
+    return kept_mass;
+}
+
+// The nucleus from the tokens with at least 1/4096 of the mass alone (at most
+// 4096 of them), sorted as the whole vocabulary would be: every other token
+// is less likely than each of them, so when the walk stops among them the
+// result is the sorted definition's. Nothing when it does not stop there.
+constexpr double likely_share = 1.0 / 4096.0;
+
+std::optional<double> keep_nucleus_among_likely(const AllowedTokens& allowed, float* probabilities, double total,
+                                                const NucleusLimit& limit) {
+    if (allowed.end > static_cast<int64_t>(UINT32_MAX)) return std::nullopt;  // indices fill the keys' low half
+    Workspace& w = workspace();
+    const auto floor = static_cast<float>(total * likely_share);
+    if (!(floor > 0.0f)) return std::nullopt;  // keys order positive floats only
+    // Keys that sort as (probability descending, index ascending): a
+    // positive float's bits order it. Most blocks hold no likely token and
+    // are passed over on their maximum.
+    w.likely.resize(static_cast<size_t>(allowed.end - allowed.begin + 1));
+    size_t found = 0;
+    constexpr int64_t block = 64;
+    allowed.for_each_run([&](int64_t first, int64_t n) {
+        for (int64_t b = first; b < first + n; b += block) {
+            const int64_t block_end = std::min(b + block, first + n);
+            if (!(row_max(probabilities + b, block_end - b) >= floor)) continue;
+            for (int64_t i = b; i < block_end; ++i) {
+                uint32_t bits;
+                std::memcpy(&bits, probabilities + i, sizeof bits);
+                w.likely[found] = (static_cast<uint64_t>(~bits) << 32) | static_cast<uint64_t>(i);
+                found += probabilities[i] >= floor;
+            }
+        }
+    });
+    std::sort(w.likely.begin(), w.likely.begin() + static_cast<std::ptrdiff_t>(found));
+    size_t kept = 0;
+    double cumulative = 0.0;
+    while (kept < found && !limit.reached(static_cast<int64_t>(kept), cumulative))
+        cumulative += probabilities[w.likely[kept++] & 0xffffffffu];
+    if (!limit.reached(static_cast<int64_t>(kept), cumulative)) return std::nullopt;
+    for (size_t r = 0; r < kept; ++r) w.likely[r] &= 0xffffffffu;
+    return keep_only(allowed, probabilities, w, kept);
+}
+
 // Keeps the top_k most likely tokens, then the fewest of them whose mass
 // reaches top_p (of the whole distribution), ties broken by the lower index,
 // exactly as sorting the vocabulary would; zeroes the rest and returns the
 // kept mass.
 double keep_nucleus(const AllowedTokens& allowed, float* probabilities, double total, int64_t keep_k, double top_p) {
+    const NucleusLimit limit{keep_k, top_p, top_p * total};
+    if (const std::optional<double> kept_mass = keep_nucleus_among_likely(allowed, probabilities, total, limit))
+        return *kept_mass;
+    // A flat distribution: buckets of the whole vocabulary.
     Workspace& w = workspace();
     w.mass.fill(0.0);
     w.tokens.fill(0);
@@ -85,11 +166,7 @@ double keep_nucleus(const AllowedTokens& allowed, float* probabilities, double t
         w.mass[b] += probabilities[i];
         ++w.tokens[b];
     });
-
-    const double mass_limit = top_p * total;
-    const auto reached = [&](int64_t kept, double cumulative) {
-        return kept >= keep_k || (top_p < 1.0 && cumulative >= mass_limit);
-    };
+    const auto reached = [&](int64_t kept, double cumulative) { return limit.reached(kept, cumulative); };
     int64_t kept = 0;
     double cumulative = 0.0;
     for (size_t b = bucket_count; b-- > 0;) {
@@ -151,15 +228,17 @@ void sampling_probabilities(const cdz_sampling& sampling, const float* logits, f
     }
 
     float max_logit = -std::numeric_limits<float>::infinity();
-    allowed.for_each([&](int64_t i) { max_logit = std::max(max_logit, logits[i]); });
+    allowed.for_each_run([&](int64_t first, int64_t n) {
+        const float run_max = row_max(logits + first, n);
+        max_logit = run_max > max_logit ? run_max : max_logit;
+    });
     if (!std::isfinite(max_logit))
         throw Error(CDZ_STATUS_INVALID_ARGUMENT, "sampling: the logits are not finite numbers (no allowed token has a finite logit)");
     const float inverse_temperature = static_cast<float>(1.0 / sampling.temperature);
     double total = 0.0;
-    allowed.for_each([&](int64_t i) {
-        const float p = std::exp((logits[i] - max_logit) * inverse_temperature);
-        probabilities[i] = p;
-        total += p;
+    allowed.for_each_run([&](int64_t first, int64_t n) {
+        exponentiate_row(logits + first, probabilities + first, n, max_logit, inverse_temperature);
+        total += row_sum(probabilities + first, n);
     });
     if (!std::isfinite(total))
         throw Error(CDZ_STATUS_INVALID_ARGUMENT, "sampling: the logits are not finite numbers (NaN)");
@@ -177,12 +256,12 @@ void keep_sampling_nucleus(const cdz_sampling& sampling, float* probabilities, i
     const AllowedTokens allowed = allowed_tokens(sampling, count);
     double total = 0.0;
     int64_t next = 0;
-    allowed.for_each([&](int64_t i) {
-        std::fill(probabilities + next, probabilities + i, 0.0f);
-        next = i + 1;
-        if (!(probabilities[i] >= 0.0f) || !std::isfinite(probabilities[i]))
+    allowed.for_each_run([&](int64_t first, int64_t n) {
+        std::fill(probabilities + next, probabilities + first, 0.0f);
+        next = first + n;
+        if (!row_is_nonnegative_finite(probabilities + first, n))
             throw Error(CDZ_STATUS_INVALID_ARGUMENT, "sampling: a probability is negative or not a finite number");
-        total += probabilities[i];
+        total += row_sum(probabilities + first, n);
     });
     std::fill(probabilities + next, probabilities + count, 0.0f);
     if (!(total > 0.0)) throw Error(CDZ_STATUS_INVALID_ARGUMENT, "sampling: the allowed tokens have no probability mass");
@@ -221,8 +300,7 @@ bool is_audio_token(const cdz_backbone_info& info, int64_t token) {
 }
 
 int64_t sample_index(cdz_rng& rng, const float* probabilities, int64_t count) {
-    double total = 0.0;
-    for (int64_t i = 0; i < count; ++i) total += probabilities[i];
+    const double total = row_sum(probabilities, count);
     const double target = random_stream_uniform(rng) * total;
     double cumulative = 0.0;
     int64_t last_nonzero = 0;

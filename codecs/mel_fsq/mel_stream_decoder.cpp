@@ -6,7 +6,7 @@
 namespace cadenza::mel_fsq {
 
 MelStreamDecoder::MelStreamDecoder(const MelFsqCodec& codec, StreamOptions options)
-    : codec_(codec), options_(options) {
+    : codec_(codec), options_(options), mel_decoder_(codec) {
     if (options_.chunk_frames < 1 || options_.overlap_frames < 0 || options_.last_iterations < 0)
         throw std::invalid_argument("stream chunk_frames must be >= 1, overlap_frames and last_iterations >= 0");
 }
@@ -15,14 +15,15 @@ std::vector<float> MelStreamDecoder::push(const at::Tensor& codes, bool is_last)
     if (finished_) throw std::logic_error("the stream has already ended");
     if (codes.dim() != 1) throw std::invalid_argument("codes must be one-dimensional [frames]");
     const at::Tensor c = codes.to(at::kCPU, at::kLong).contiguous();
-    codes_.insert(codes_.end(), c.data_ptr<int64_t>(), c.data_ptr<int64_t>() + c.numel());
+    mel_decoder_.push(c, is_last);
+    frames_ += c.numel();
     finished_ = is_last;
 
     const MelCodecConfig& config = codec_.config();
-    const int64_t hop = config.hop_length, context = config.decoder_context();
-    const int64_t frames = static_cast<int64_t>(codes_.size());
+    const int64_t hop = config.hop_length;
+    const int64_t frames = frames_;
     const int64_t total = frames >= 2 ? (frames - 1) * hop : 0;
-    const int64_t final_frames = is_last ? frames : std::max<int64_t>(0, frames - context);
+    const int64_t final_frames = mel_decoder_.final_frames();
     // Samples near the right end of a window still lack the frames after it.
     const int64_t guard = config.n_fft / 2;
     const int64_t cut = is_last ? total : std::max<int64_t>(0, (final_frames - 1) * hop - guard);
@@ -36,12 +37,7 @@ std::vector<float> MelStreamDecoder::push(const at::Tensor& codes, bool is_last)
         emitted_ = std::max(emitted_, cut);
         return silence;
     }
-    // The decoder sees its full context around [begin, end) where it exists.
-    const int64_t decode_begin = std::max<int64_t>(0, begin - context);
-    const int64_t decode_end = std::min(frames, end + context);
-    const at::Tensor window_codes =
-        at::tensor(std::vector<int64_t>(codes_.begin() + decode_begin, codes_.begin() + decode_end), at::kLong);
-    const at::Tensor log_mel = codec_.decode_log_mel(window_codes).narrow(1, begin - decode_begin, end - begin);
+    const at::Tensor log_mel = mel_decoder_.log_mel(begin, end);
     const at::Tensor magnitude = codec_.analysis().magnitude_from_log_mel(log_mel);
 
     // Phases of the frames whose analysis window lies within emitted audio.

@@ -1,6 +1,6 @@
 // Chunked decoding of a mel-FSQ code stream. A mel frame is final once the
 // decoder's context (MelCodecConfig::decoder_context frames) has arrived
-// after it; Griffin-Lim then runs on a window that reaches back
+// after it (IncrementalMelDecoder computes each frame once); Griffin-Lim then runs on a window that reaches back
 // `overlap_frames` into audio already emitted, starts those frames from the
 // emitted audio's phases, and crossfades one hop into the previous window's
 // continuation. The streamed audio has the length of whole decoding but not
@@ -11,6 +11,7 @@
 
 #include <vector>
 
+#include "incremental_mel_decoder.h"
 #include "mel_fsq_codec.h"
 
 namespace cadenza::mel_fsq {
@@ -38,7 +39,8 @@ public:
 private:
     const MelFsqCodec& codec_;
     StreamOptions options_;
-    std::vector<int64_t> codes_;
+    IncrementalMelDecoder mel_decoder_;
+    int64_t frames_ = 0;          // codes pushed
     std::vector<float> history_;  // the emitted samples from history_start_ on
     int64_t history_start_ = 0;
     std::vector<float> tail_;     // the last window's continuation past emitted_, for the crossfade

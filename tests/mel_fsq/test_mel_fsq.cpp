@@ -12,6 +12,7 @@
 
 #include "finite_scalar_quantizer.h"
 #include "griffin_lim.h"
+#include "incremental_mel_decoder.h"
 #include "mel_fsq_codec.h"
 #include "mel_spectrogram.h"
 #include "mel_stream_decoder.h"
@@ -238,6 +239,39 @@ TEST(MelStreamDecoder, ChunksAddUpToTheWholeLengthAndSpectrum) {
     const double whole_error = convergence(whole);
     const double stream_error = convergence(at::tensor(streamed, at::kFloat));
     EXPECT_LT(stream_error, whole_error * 1.6 + 0.05) << "whole " << whole_error << ", streamed " << stream_error;
+}
+
+// Each frame computed once, as the codes arrive in pieces of any size (an
+// empty last piece too), is whole decoding's frame; frames become final
+// exactly when the decoder's context after them has arrived.
+TEST(IncrementalMelDecoder, FramesEqualWholeDecodingWhateverThePieces) {
+    const MelCodecConfig config = small_config();
+    MelFsqCodec codec(MelAutoencoder::initialize(config, 5), at::randn({80}), at::rand({80}) + 0.5);
+    const at::Tensor codes = codec.encode(test_signal(16000, 16000));
+    const int64_t frames = codes.size(0), context = config.decoder_context();
+    const at::Tensor whole = codec.decode_log_mel(codes);
+    for (const std::vector<int64_t>& pieces :
+         std::vector<std::vector<int64_t>>{{frames}, {1, 2, 3, 5, 8, 13, 21}, {7}, {context - 1}, {frames - 1, 1, 0}}) {
+        IncrementalMelDecoder decoder(codec);
+        int64_t pushed = 0;
+        for (size_t p = 0; pushed < frames || p < pieces.size(); ++p) {
+            const int64_t length = std::min(pieces[std::min(p, pieces.size() - 1)], frames - pushed);
+            const bool last = pushed + length == frames && p + 1 >= pieces.size();
+            decoder.push(codes.narrow(0, pushed, length), last);
+            pushed += length;
+            ASSERT_EQ(decoder.final_frames(), last ? frames : std::max<int64_t>(0, pushed - context));
+            if (last) break;
+        }
+        const at::Tensor streamed = decoder.log_mel(0, frames);
+        ASSERT_EQ(streamed.sizes(), whole.sizes());
+        EXPECT_LT((streamed - whole).abs().max().item<float>(), 1e-4f * (1.0f + whole.abs().max().item<float>()));
+        EXPECT_THROW(decoder.push(codes.narrow(0, 0, 1), true), std::logic_error);
+        EXPECT_THROW(decoder.log_mel(0, frames + 1), std::out_of_range);
+    }
+    IncrementalMelDecoder short_sequence(codec);
+    short_sequence.push(codes.narrow(0, 0, 3), true);
+    EXPECT_LT((short_sequence.log_mel(0, 3) - codec.decode_log_mel(codes.narrow(0, 0, 3))).abs().max().item<float>(),
+              1e-4f * (1.0f + whole.abs().max().item<float>()));
 }
 
 // griffin_lim_last_iterations: only the window decoded with the last codes
