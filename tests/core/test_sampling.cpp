@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "error.h"
+#include "probability_row.h"
 #include "random_stream.h"
 #include "sampling.h"
 
@@ -148,6 +149,60 @@ TEST(Sampling, InvalidSettingsAreErrors) {
     std::vector<float> logits{0, 0}, p(2);
     EXPECT_THROW(sampling_probabilities(settings(-1.0), logits.data(), p.data(), 2), Error);
     EXPECT_THROW(sampling_probabilities(settings(1.0, 0, 0.0), logits.data(), p.data(), 2), Error);
+}
+
+TEST(ProbabilityRow, ExponentialsAreWithinTwoUlpAndEdgesAreExact) {
+    // Every row length, so that vector bodies and scalar tails both run.
+    std::mt19937 generator(3);
+    std::uniform_real_distribution<float> argument(-90.0f, 0.0f);
+    for (int64_t count : {1, 3, 7, 8, 9, 31, 1000}) {
+        std::vector<float> logits(static_cast<size_t>(count)), out(logits.size());
+        for (float& l : logits) l = argument(generator);
+        exponentiate_row(logits.data(), out.data(), count, 0.5f, 2.0f);
+        for (int64_t i = 0; i < count; ++i) {
+            const double x = (static_cast<double>(logits[i]) - 0.5) * 2.0;
+            const float expected = static_cast<float>(std::exp(static_cast<double>((logits[i] - 0.5f) * 2.0f)));
+            if (x < -87.0) {
+                EXPECT_EQ(out[i], 0.0f) << x;
+            } else {
+                EXPECT_LE(std::abs(out[i] - expected), 2.0f * (std::nextafter(expected, 1.0f) - expected)) << x;
+            }
+        }
+    }
+    const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+    std::vector<float> edges{0.0f, -inf, nan, -1e30f, 88.0f}, out(edges.size());
+    exponentiate_row(edges.data(), out.data(), 5, 0.0f, 1.0f);
+    EXPECT_EQ(out[0], 1.0f);
+    EXPECT_EQ(out[1], 0.0f);
+    EXPECT_TRUE(std::isnan(out[2]));
+    EXPECT_EQ(out[3], 0.0f);
+    EXPECT_NEAR(out[4] / std::exp(88.0), 1.0, 1e-6);
+}
+
+TEST(ProbabilityRow, MaximumSumAndValidityOverEveryLength) {
+    const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+    for (int64_t count = 1; count <= 20; ++count) {
+        std::vector<float> v(static_cast<size_t>(count));
+        std::iota(v.begin(), v.end(), 1.0f);
+        std::reverse(v.begin(), v.end());
+        EXPECT_EQ(row_max(v.data(), count), static_cast<float>(count));
+        EXPECT_EQ(row_sum(v.data(), count), count * (count + 1) / 2.0);
+        EXPECT_TRUE(row_is_nonnegative_finite(v.data(), count));
+        for (int64_t at = 0; at < count; ++at) {
+            for (float bad : {-1.0f, inf, nan, -inf}) {
+                std::vector<float> w = v;
+                w[static_cast<size_t>(at)] = bad;
+                EXPECT_FALSE(row_is_nonnegative_finite(w.data(), count)) << bad << " at " << at << " of " << count;
+            }
+            std::vector<float> w = v;
+            w[static_cast<size_t>(at)] = -0.0f;
+            EXPECT_TRUE(row_is_nonnegative_finite(w.data(), count));
+            w[static_cast<size_t>(at)] = nan;  // the maximum skips a NaN
+            EXPECT_EQ(row_max(w.data(), count), at == 0 && count == 1 ? -inf : static_cast<float>(at == 0 ? count - 1 : count));
+        }
+    }
+    EXPECT_EQ(row_max(nullptr, 0), -inf);
+    EXPECT_EQ(row_sum(nullptr, 0), 0.0);
 }
 
 TEST(RandomStream, OneSeedGivesOneSequenceAndStagesDiffer) {
