@@ -22,6 +22,14 @@ struct Avx2 {
     // (m = 1: 1.7-1.9 ms in all three).
     template <int M>
     static constexpr int rows_per_block = 1;
+    // One row ahead is 1 KB for en-small's 256-wide rows: too little to
+    // cover memory's latency when a row takes as little time as M = 1 or 2
+    // rows of x give it. The kernel alone, en-small's 43 matrices (27 MB),
+    // ms per pass (min of 80, interleaved), ahead = 1 / 2 / 4 / 8 rows:
+    // M = 1: 1.05 0.97 0.88 0.87; M = 2: 1.30 1.24 1.24 1.27; M = 3: 1.30
+    // 1.35 1.44 1.46; M = 4: 1.55 1.52 1.58 1.86.
+    template <int M>
+    static constexpr int blocks_prefetched_ahead = M <= 2 ? 4 : 1;
 
     static void prefetch(const float* p) { _mm_prefetch(reinterpret_cast<const char*>(p), _MM_HINT_T0); }
     static reg zero() { return _mm256_setzero_ps(); }

@@ -25,6 +25,8 @@ struct Avx512 {
     // each piece slow; 4 rows keep M * R accumulators near the 32 registers.
     template <int M>
     static constexpr int rows_per_block = M <= 2 ? 1 : 4;
+    template <int M>
+    static constexpr int blocks_prefetched_ahead = 1;
 
     static void prefetch(const float* p) { _mm_prefetch(reinterpret_cast<const char*>(p), _MM_HINT_T0); }
     static reg zero() { return _mm512_setzero_ps(); }
