@@ -29,6 +29,10 @@ public:
     // Keys and values of the committed prefix and the pass: [kv_heads, length + count, head_dim].
     at::Tensor keys(int64_t layer) const;
     at::Tensor values(int64_t layer) const;
+    // The same storage as raw rows (CPU caches only): head h's position p at
+    // key_rows(layer)[(h * capacity() + p) * head_dim].
+    float* key_rows(int64_t layer) { return keys_[layer].data_ptr<float>(); }
+    float* value_rows(int64_t layer) { return values_[layer].data_ptr<float>(); }
 
     // Keeps the pending nodes `path` (increasing indices into the last pass)
     // as the next committed positions.

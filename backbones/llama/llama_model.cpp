@@ -2,20 +2,27 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
+#include <cstring>
 #include <limits>
 #include <string>
 
 #include "cadenza/sdk/plugin_error.hpp"
+#include "cpu_tree_pass.h"
 #include "huge_pages.h"
 #include "projection.h"
 
 namespace cadenza::llama {
 
 LlamaModel::LlamaModel(LlamaWeights weights, int64_t max_positions)
-    : weights_(std::move(weights)), rotary_(weights_.config, max_positions, weights_.embed_tokens.device()) {
+    : weights_(std::move(weights)),
+      rotary_(weights_.config, max_positions, weights_.embed_tokens.device()),
+      cpu_tree_pass_(!(std::getenv("CADENZA_TREE_PASS") && std::strcmp(std::getenv("CADENZA_TREE_PASS"), "aten") == 0)) {
     // Every forward pass streams all the weights: 2 MiB pages spare it most TLB misses.
     request_huge_pages(weights_.parameters());
 }
+
+bool LlamaModel::uses_cpu_tree_pass() const { return cpu_tree_pass_ && cpu_tree_pass_applies(weights_); }
 
 at::Tensor LlamaModel::rms_norm(const at::Tensor& x, const at::Tensor& weight) const {
     const at::Tensor variance = x.pow(2).mean(-1, /*keepdim=*/true);
@@ -45,6 +52,7 @@ TreeOutput LlamaModel::forward_tree(KvCache& cache, const std::vector<int32_t>& 
         visible[i * n + i] = 1;
     }
     cache.begin_pass(n);
+    if (uses_cpu_tree_pass()) return cpu_tree_pass(weights_, rotary_, cache, tokens, positions, visible, logits_from);
     // Verification batches are not padded to a favourable size: with the
     // small-m kernel (projection.cpp) a pass costs more with every node, as
     // sgemm did not (150M model, ms for m = 3..8: 23.5 25.0 25.4 26.0 25.9 26.3;

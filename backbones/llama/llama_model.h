@@ -54,6 +54,13 @@ public:
     // Hidden states [..., hidden] to logits [..., vocab].
     at::Tensor logits(const at::Tensor& hidden) const;
 
+    // Whether forward_tree takes cpu_tree_pass.h's plain loops where they
+    // apply (float32 weights on a CPU with a small-m kernel; the default
+    // unless the environment says CADENZA_TREE_PASS=aten) or ATen's
+    // operators (any device; tests compare the two).
+    void use_cpu_tree_pass(bool enabled) { cpu_tree_pass_ = enabled; }
+    bool uses_cpu_tree_pass() const;
+
     // The transformer layers on their own, for models built from a subset
     // of another's layers: input and output [batch, time, hidden].
     at::Tensor run_layers(const at::Tensor& hidden, AttentionProbe* probe = nullptr) const;
@@ -63,6 +70,7 @@ private:
 
     LlamaWeights weights_;
     RotaryEmbedding rotary_;
+    bool cpu_tree_pass_;
 };
 
 }  // namespace cadenza::llama

@@ -25,6 +25,10 @@ public:
     at::Tensor apply_sequence(const at::Tensor& x) const;
 
     int64_t max_positions() const { return cos_.size(0); }
+    // The tables themselves: row p holds cos (sin) of position p's angles,
+    // each half of the head repeated ([max_positions, head_dim], contiguous).
+    const at::Tensor& cos_table() const { return cos_; }
+    const at::Tensor& sin_table() const { return sin_; }
 
 private:
     at::Tensor rotate(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin) const;

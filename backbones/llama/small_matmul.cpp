@@ -85,21 +85,29 @@ at::Tensor small_matmul(const at::Tensor& x, const at::Tensor& weight, const at:
         throw sdk::Error(CDZ_STATUS_INVALID_ARGUMENT,
                     "small_matmul: operands must be float32 CPU tensors x [m, in] (unit stride along in), "
                     "weight [out, in] and bias [out] contiguous, without autograd");
-    const auto rows = kernel == MatmulKernel::avx512 ? matmul_rows_avx512 : matmul_rows_avx2;
     const int64_t m = x.size(0), in = weight.size(1), out = weight.size(0);
     at::Tensor y = at::empty({m, out}, x.options());
     if (m == 0) return y;
-    const float* x_data = x.data_ptr<float>();
-    const float* w_data = weight.data_ptr<float>();
-    const float* b_data = bias.defined() ? bias.data_ptr<float>() : nullptr;
-    float* y_data = y.data_ptr<float>();
-    const int64_t x_stride = x.stride(0);
+    small_matmul_rows(kernel, x.data_ptr<float>(), m, x.stride(0), weight.data_ptr<float>(), out, in,
+                      bias.defined() ? bias.data_ptr<float>() : nullptr, y.data_ptr<float>(), out);
+    return y;
+}
+
+void small_matmul_rows(MatmulKernel kernel, const float* x, int64_t m, int64_t x_stride, const float* weight,
+                       int64_t out, int64_t in, const float* bias, float* y, int64_t y_stride, bool split) {
+    if (kernel == MatmulKernel::reference || !kernel_supported(kernel))
+        throw sdk::Error(CDZ_STATUS_UNSUPPORTED,
+                         std::string("small_matmul_rows: the ") + kernel_name(kernel) + " kernel does not run here");
+    const auto rows = kernel == MatmulKernel::avx512 ? matmul_rows_avx512 : matmul_rows_avx2;
+    if (m <= 0 || out <= 0) return;
+    if (!split) {
+        rows(x, m, x_stride, weight, in, bias, y, y_stride, 0, out);
+        return;
+    }
     // Output columns split evenly between the intra-op threads.
     const int64_t grain = std::max<int64_t>(1, parallel_weight_bytes / (in * static_cast<int64_t>(sizeof(float))));
-    at::parallel_for(0, out, grain, [&](int64_t begin, int64_t end) {
-        rows(x_data, m, x_stride, w_data, in, b_data, y_data, out, begin, end);
-    });
-    return y;
+    at::parallel_for(0, out, grain,
+                     [&](int64_t begin, int64_t end) { rows(x, m, x_stride, weight, in, bias, y, y_stride, begin, end); });
 }
 
 }  // namespace cadenza::llama

@@ -37,4 +37,13 @@ bool small_matmul_applies(const at::Tensor& x, const at::Tensor& weight, const a
 // Throws cadenza::sdk::Error when the kernel is unsupported.
 at::Tensor small_matmul(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias, MatmulKernel kernel);
 
+// The same on raw float32 rows, for callers that keep their own buffers:
+// y[i, o] = x_i . weight_o (+ bias[o]) for i < m, o < out, x row i at
+// x + i * x_stride, y row i at y + i * y_stride, weight [out, in] contiguous.
+// `split` spreads the output columns over LibTorch's intra-op threads when
+// the weights are large enough to pay for waking them. Throws
+// cadenza::sdk::Error for the reference kernel or an unsupported one.
+void small_matmul_rows(MatmulKernel kernel, const float* x, int64_t m, int64_t x_stride, const float* weight,
+                       int64_t out, int64_t in, const float* bias, float* y, int64_t y_stride, bool split = true);
+
 }  // namespace cadenza::llama

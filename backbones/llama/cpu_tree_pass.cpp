@@ -1,0 +1,174 @@
+#include "cpu_tree_pass.h"
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <string>
+
+#include "cadenza/sdk/plugin_error.hpp"
+#include "llama_model.h"
+#include "probability_row.h"
+#include "small_matmul.h"
+
+namespace cadenza::llama {
+namespace {
+
+void rms_norm_rows(const float* x, int64_t rows, int64_t size, const float* weight, double eps, float* out) {
+    for (int64_t r = 0; r < rows; ++r, x += size, out += size) {
+        double squares = 0.0;
+        for (int64_t i = 0; i < size; ++i) squares += static_cast<double>(x[i]) * x[i];
+        const auto scale = static_cast<float>(1.0 / std::sqrt(squares / static_cast<double>(size) + eps));
+        for (int64_t i = 0; i < size; ++i) out[i] = x[i] * scale * weight[i];
+    }
+}
+
+// Rotates each `dim`-wide head of `row` by the table rows cos and sin
+// (rotate_half: the head's two halves turn together).
+void rotate_heads(float* row, int64_t heads, int64_t dim, const float* cos, const float* sin) {
+    const int64_t half = dim / 2;
+    for (int64_t h = 0; h < heads; ++h, row += dim)
+        for (int64_t i = 0; i < half; ++i) {
+            const float a = row[i], b = row[i + half];
+            row[i] = a * cos[i] - b * sin[i];
+            row[i + half] = b * cos[i + half] + a * sin[i + half];
+        }
+}
+
+// out[d] = sum_t weights[t] * values[t * dim + d]: each value row scaled into
+// the accumulator, a loop over d that vectorizes.
+#if defined(__x86_64__) && defined(__GNUC__)
+__attribute__((target_clones("avx2", "default")))
+#endif
+void weighted_rows(const float* weights, const float* values, int64_t count, int64_t dim, float* out) {
+    for (int64_t d = 0; d < dim; ++d) out[d] = 0.0f;
+    for (int64_t t = 0; t < count; ++t) {
+        const float w = weights[t];
+        if (w == 0.0f) continue;  // masked nodes
+        const float* v = values + t * dim;
+        for (int64_t d = 0; d < dim; ++d) out[d] += w * v[d];
+    }
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+__attribute__((target_clones("avx2", "default")))
+#endif
+void swiglu(const float* gate, const float* up, int64_t count, float* out) {
+    exponentiate_row(gate, out, count, 0.0f, -1.0f);  // exp(-gate)
+    for (int64_t i = 0; i < count; ++i) out[i] = gate[i] / (1.0f + out[i]) * up[i];
+}
+
+bool contiguous_cpu_float(const at::Tensor& t) {
+    return !t.defined() || (t.device().is_cpu() && t.scalar_type() == at::kFloat && t.is_contiguous());
+}
+
+}  // namespace
+
+bool cpu_tree_pass_applies(const LlamaWeights& w) {
+    if (best_matmul_kernel() == MatmulKernel::reference) return false;
+    bool plain = contiguous_cpu_float(w.embed_tokens) && contiguous_cpu_float(w.norm) && contiguous_cpu_float(w.lm_head);
+    for (const LayerWeights& l : w.layers)
+        for (const at::Tensor* t : {&l.input_norm, &l.q_proj, &l.k_proj, &l.v_proj, &l.o_proj, &l.q_bias, &l.k_bias,
+                                    &l.v_bias, &l.post_attention_norm, &l.gate_proj, &l.up_proj, &l.down_proj})
+            plain = plain && contiguous_cpu_float(*t);
+    return plain;
+}
+
+TreeOutput cpu_tree_pass(const LlamaWeights& w, const RotaryEmbedding& rotary, KvCache& cache,
+                         const std::vector<int32_t>& tokens, const std::vector<int64_t>& positions,
+                         const std::vector<uint8_t>& visible, int64_t logits_from) {
+    const LlamaConfig& c = w.config;
+    const MatmulKernel kernel = best_matmul_kernel();
+    const auto n = static_cast<int64_t>(tokens.size());
+    const int64_t size = c.hidden_size, inter = c.intermediate_size, dim = c.head_dim;
+    const int64_t heads = c.num_attention_heads, kv_heads = c.num_key_value_heads, group = heads / kv_heads;
+    const int64_t qw = c.query_width(), kvw = c.key_value_width();
+    const int64_t prefix = cache.length(), seen = prefix + n, capacity = cache.capacity();
+    for (const int64_t p : positions)
+        if (p >= rotary.max_positions())
+            throw sdk::Error(CDZ_STATUS_INVALID_ARGUMENT,
+                             "position beyond the rotary table (" + std::to_string(rotary.max_positions()) + ")");
+    const float* cos_table = rotary.cos_table().data_ptr<float>();
+    const float* sin_table = rotary.sin_table().data_ptr<float>();
+    const auto scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(dim)));
+    const float negative_infinity = -std::numeric_limits<float>::infinity();
+
+    TreeOutput out;
+    out.hidden = at::empty({n, size}, at::kFloat);
+    std::vector<float> x(static_cast<size_t>(n * size)), projected(x.size());
+    std::vector<float> q(static_cast<size_t>(n * qw)), k(static_cast<size_t>(n * kvw)), v(k.size());
+    std::vector<float> grouped(static_cast<size_t>(group * n * dim));  // one kv head's queries [group, n, dim]
+    std::vector<float> scores(static_cast<size_t>(group * n * seen));
+    std::vector<float> attended(q.size());
+    std::vector<float> gate(static_cast<size_t>(n * inter)), up(gate.size()), activated(gate.size());
+    float* normed = out.hidden.data_ptr<float>();  // the norms' output until the final one lands there
+
+    const float* embedding = w.embed_tokens.data_ptr<float>();
+    for (int64_t i = 0; i < n; ++i)
+        std::memcpy(&x[i * size], embedding + static_cast<int64_t>(tokens[i]) * size, sizeof(float) * size);
+    auto data = [](const at::Tensor& t) { return t.defined() ? t.data_ptr<float>() : nullptr; };
+    auto project = [&](const float* in, int64_t width, const at::Tensor& weight, const at::Tensor& bias, float* y) {
+        small_matmul_rows(kernel, in, n, width, weight.data_ptr<float>(), weight.size(0), width, data(bias), y,
+                          weight.size(0));
+    };
+
+    for (int64_t layer = 0; layer < c.num_hidden_layers; ++layer) {
+        const LayerWeights& l = w.layers[layer];
+        rms_norm_rows(x.data(), n, size, l.input_norm.data_ptr<float>(), c.rms_norm_eps, normed);
+        project(normed, size, l.q_proj, l.q_bias, q.data());
+        project(normed, size, l.k_proj, l.k_bias, k.data());
+        project(normed, size, l.v_proj, l.v_bias, v.data());
+        float* key_rows = cache.key_rows(layer);
+        float* value_rows = cache.value_rows(layer);
+        for (int64_t i = 0; i < n; ++i) {
+            const float* cos = cos_table + positions[i] * dim;
+            const float* sin = sin_table + positions[i] * dim;
+            rotate_heads(&q[i * qw], heads, dim, cos, sin);
+            rotate_heads(&k[i * kvw], kv_heads, dim, cos, sin);
+            for (int64_t h = 0; h < kv_heads; ++h) {
+                const int64_t row = (h * capacity + prefix + i) * dim;
+                std::memcpy(key_rows + row, &k[i * kvw + h * dim], sizeof(float) * dim);
+                std::memcpy(value_rows + row, &v[i * kvw + h * dim], sizeof(float) * dim);
+            }
+        }
+        // Per key/value head, its group's queries of every node at once
+        // against the prefix and the pending nodes: row (j, i) of scores is
+        // query head h * group + j of node i.
+        for (int64_t h = 0; h < kv_heads; ++h) {
+            for (int64_t j = 0; j < group; ++j)
+                for (int64_t i = 0; i < n; ++i)
+                    std::memcpy(&grouped[(j * n + i) * dim], &q[i * qw + (h * group + j) * dim], sizeof(float) * dim);
+            const float* keys = key_rows + h * capacity * dim;
+            const float* values = value_rows + h * capacity * dim;
+            small_matmul_rows(kernel, grouped.data(), group * n, dim, keys, seen, dim, nullptr, scores.data(), seen,
+                              /*split=*/false);
+            for (int64_t j = 0; j < group; ++j)
+                for (int64_t i = 0; i < n; ++i) {
+                    float* row = &scores[(j * n + i) * seen];
+                    for (int64_t t = 0; t < n; ++t)
+                        if (!visible[i * n + t]) row[prefix + t] = negative_infinity;
+                    // The node sees itself, so the maximum is finite.
+                    exponentiate_row(row, row, seen, row_max(row, seen), scale);
+                    const auto inverse_total = static_cast<float>(1.0 / row_sum(row, seen));
+                    for (int64_t t = 0; t < seen; ++t) row[t] *= inverse_total;
+                    weighted_rows(row, values, seen, dim, &attended[i * qw + (h * group + j) * dim]);
+                }
+        }
+        project(attended.data(), qw, l.o_proj, {}, projected.data());
+        for (size_t i = 0; i < x.size(); ++i) x[i] += projected[i];
+        rms_norm_rows(x.data(), n, size, l.post_attention_norm.data_ptr<float>(), c.rms_norm_eps, normed);
+        project(normed, size, l.gate_proj, {}, gate.data());
+        project(normed, size, l.up_proj, {}, up.data());
+        swiglu(gate.data(), up.data(), n * inter, activated.data());
+        project(activated.data(), inter, l.down_proj, {}, projected.data());
+        for (size_t i = 0; i < x.size(); ++i) x[i] += projected[i];
+    }
+    rms_norm_rows(x.data(), n, size, w.norm.data_ptr<float>(), c.rms_norm_eps, normed);
+    if (logits_from < n) {
+        out.logits = at::empty({n - logits_from, c.vocab_size}, at::kFloat);
+        small_matmul_rows(kernel, normed + logits_from * size, n - logits_from, size, w.lm_head.data_ptr<float>(),
+                          c.vocab_size, size, nullptr, out.logits.data_ptr<float>(), c.vocab_size);
+    }
+    return out;
+}
+
+}  // namespace cadenza::llama

@@ -1,0 +1,130 @@
+// The CPU tree pass (plain loops over the cache's rows) against ATen's
+// operators on the same model, cache contents and trees: chains, branching
+// trees, more nodes than the kernel takes in one group, logits for a suffix
+// only, attention biases, and what a commit of one pass leaves for the next.
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include <c10/core/InferenceMode.h>
+
+#include "cadenza/sdk/plugin_error.hpp"
+#include "kv_cache.h"
+#include "llama_model.h"
+#include "tiny_llama.h"
+
+namespace cadenza {
+namespace {
+
+using llama::KvCache;
+using llama::LlamaModel;
+using llama::TreeOutput;
+
+double max_difference(const at::Tensor& a, const at::Tensor& b) { return (a - b).abs().max().item<double>(); }
+
+struct Tree {
+    std::vector<int32_t> tokens, parents;
+};
+
+// n nodes: each a child of the prefix or of an earlier node, tokens at random.
+Tree random_tree(std::mt19937& random, int n, int vocab) {
+    Tree tree;
+    for (int i = 0; i < n; ++i) {
+        tree.tokens.push_back(std::uniform_int_distribution<int>(0, vocab - 1)(random));
+        tree.parents.push_back(std::uniform_int_distribution<int>(-1, i - 1)(random));
+    }
+    return tree;
+}
+
+// Two models on the same weights, one through each pass, each with its own
+// cache, fed the same trees and commits.
+class BothPasses {
+public:
+    explicit BothPasses(const llama::LlamaConfig& config, uint64_t seed)
+        : cpu_(llama::LlamaWeights::random(config, seed, at::kCPU), 256),
+          aten_(llama::LlamaWeights::random(config, seed, at::kCPU), 256),
+          cpu_cache_(config, 200, at::kCPU),
+          aten_cache_(config, 200, at::kCPU) {
+        aten_.use_cpu_tree_pass(false);
+    }
+
+    bool cpu_pass_runs() const { return cpu_.uses_cpu_tree_pass(); }
+
+    // The largest difference of logits and hidden states between the passes.
+    double forward(const Tree& tree, int64_t logits_from = 0) {
+        const TreeOutput a = cpu_.forward_tree(cpu_cache_, tree.tokens, tree.parents, logits_from);
+        const TreeOutput b = aten_.forward_tree(aten_cache_, tree.tokens, tree.parents, logits_from);
+        EXPECT_EQ(a.logits.defined(), b.logits.defined());
+        double worst = max_difference(a.hidden, b.hidden);
+        if (a.logits.defined()) {
+            EXPECT_EQ(a.logits.sizes(), b.logits.sizes());
+            worst = std::max(worst, max_difference(a.logits, b.logits));
+            EXPECT_GT(b.logits.std().item<double>(), 0.1);  // not a degenerate model
+        }
+        return worst;
+    }
+
+    void commit(const std::vector<int64_t>& path) {
+        cpu_cache_.commit(path);
+        aten_cache_.commit(path);
+    }
+
+    KvCache& cpu_cache() { return cpu_cache_; }
+    LlamaModel& cpu_model() { return cpu_; }
+
+private:
+    LlamaModel cpu_, aten_;
+    KvCache cpu_cache_, aten_cache_;
+};
+
+TEST(CpuTreePass, EqualsTheAtenPassOnChainsTreesAndCommits) {
+    c10::InferenceMode inference;
+    for (const bool bias : {false, true}) {
+        llama::LlamaConfig config = test::tiny_llasa_config();
+        config.attention_bias = bias;
+        BothPasses passes(config, bias ? 11 : 7);
+        if (!passes.cpu_pass_runs()) GTEST_SKIP() << "no small-m kernel on this CPU: forward_tree takes ATen's path";
+        std::mt19937 random(bias ? 3 : 5);
+        // A prompt of 23 tokens as one chain (three groups of the kernel's 8 rows).
+        Tree prompt;
+        for (int i = 0; i < 23; ++i) {
+            prompt.tokens.push_back(static_cast<int32_t>(random() % config.vocab_size));
+            prompt.parents.push_back(i - 1);
+        }
+        EXPECT_LT(passes.forward(prompt), 1e-4);
+        std::vector<int64_t> all(prompt.tokens.size());
+        for (size_t i = 0; i < all.size(); ++i) all[i] = static_cast<int64_t>(i);
+        passes.commit(all);
+        // Steps: trees of 1 to 12 nodes, logits for all or a suffix, one root-to-leaf path kept.
+        for (int step = 0; step < 12; ++step) {
+            const int n = 1 + step;
+            const Tree tree = random_tree(random, n, static_cast<int>(config.vocab_size));
+            EXPECT_LT(passes.forward(tree, step % 3 == 2 ? n / 2 : 0), 1e-4) << "step " << step << ", bias " << bias;
+            std::vector<int64_t> path;
+            for (int node = n - 1; node >= 0; node = tree.parents[node]) path.insert(path.begin(), node);
+            passes.commit(path);
+        }
+        // No logits at all: hidden states only.
+        EXPECT_LT(passes.forward(random_tree(random, 4, static_cast<int>(config.vocab_size)), LlamaModel::no_logits),
+                  1e-4);
+    }
+}
+
+TEST(CpuTreePass, PositionsBeyondTheRotaryTableAreRefused) {
+    c10::InferenceMode inference;
+    const llama::LlamaConfig config = test::tiny_llasa_config();
+    LlamaModel model(llama::LlamaWeights::random(config, 1, at::kCPU), 4);
+    if (!model.uses_cpu_tree_pass()) GTEST_SKIP() << "no small-m kernel on this CPU";
+    KvCache cache(config, 16, at::kCPU);
+    model.forward_tree(cache, {1, 2, 3, 4}, {-1, 0, 1, 2});
+    cache.commit({0, 1, 2, 3});
+    try {
+        model.forward_tree(cache, {5}, {-1});
+        FAIL() << "position 4 of a 4-position table was evaluated";
+    } catch (const sdk::Error& e) {
+        EXPECT_NE(std::string(e.what()).find("rotary table"), std::string::npos) << e.what();
+    }
+}
+
+}  // namespace
+}  // namespace cadenza
