@@ -31,17 +31,9 @@
 //
 // Cost, the main lever of this method on a CPU (the draft runs `length`
 // passes per step):
-//  * chain passes (the sync's and the drafts', on CPU) skip
-//    LlamaModel::forward_tree's general tree machinery (decode_chain): q, k
-//    and v are one fused product, gate and up another (the model's own
-//    weights become slices of the fused ones, so nothing is duplicated),
-//    one row is a matrix-vector product, norms, rotary positions (read once
-//    out of the model's own RotaryEmbedding), the new tokens' causal mask,
-//    SwiGLU and residuals are loops over session buffers, keys and values go
-//    straight into the KvCache, and attention is two bmm and a softmax:
-//    about 12 LibTorch calls per layer instead of about 45 (a one-token pass
-//    of a 2-layer, 64-wide draft: ~25 us instead of ~155 us). Only the
-//    tree's pending passes use forward_tree;
+//  * every pass is LlamaModel::forward_tree, on the CPU its plain-loop
+//    pass (backbones/llama/cpu_tree_pass.h: no LibTorch operator per layer;
+//    it replaced this plugin's own one-token path);
 //  * the output head (the draft's largest matrix for speech vocabularies:
 //    LLaSA's is 193,800 x 2048) is applied only to the last row of a pass
 //    and only to the allowed tokens' rows (the audio codes and the end
@@ -74,7 +66,6 @@
 #include "kv_cache.h"
 #include "libtorch_boundary.h"
 #include "llama_model.h"
-#include "rotary_embedding.h"
 #include "safetensors.h"
 #include "torch_device.h"
 
@@ -102,19 +93,9 @@ const cdz_param_spec params[] = {
     drafts::digit_sampling_param,
 };
 
-// One layer prepared for one-token passes.
-struct FastLayer {
-    at::Tensor qkv, qkv_bias;  // [(Hq + 2 Hkv) D, H], [(Hq + 2 Hkv) D] or undefined
-    at::Tensor o, gate_up, down;
-    const float* input_norm = nullptr;
-    const float* post_norm = nullptr;
-};
-
 struct Drafter {
     std::unique_ptr<LlamaModel> model;
-    bool fast = false;             // chain passes by decode_chain (CPU)
-    std::vector<FastLayer> layers;
-    at::Tensor rope_cos, rope_sin;  // [positions, D / 2], exactly the model's rotary tables
+    bool cpu = false;               // the model is on the CPU: the head reads only the allowed rows
     at::Tensor head;                // [V, H] contiguous
     std::optional<drafts::CodeDigitDistribution> digits;  // a code-digit head instead of `head`
     at::Tensor digit_weight, digit_bias;                  // [R, H], [R] on the model's device
@@ -131,60 +112,10 @@ struct Drafter {
     }
 };
 
-// Fuses q, k, v and gate, up into single matrices and points the model's
-// own weights at slices of them (the tree pass then reads the same memory),
-// and reads the rotary tables out of the model's RotaryEmbedding: rotating a
-// vector whose first half is ones and second half zeros gives exactly
-// [cos, sin] (x cos + rotate_half(x) sin, the zeros contributing exact zeros).
-void prepare_fast_path(Drafter& d) {
-    LlamaWeights& w = d.model->weights();
-    const LlamaConfig& c = w.config;
-    const int64_t qw = c.query_width(), kvw = c.key_value_width(), inter = c.intermediate_size;
-    for (LayerWeights& l : w.layers) {
-        FastLayer f;
-        f.qkv = at::cat({l.q_proj, l.k_proj, l.v_proj}, 0).contiguous();
-        l.q_proj = f.qkv.narrow(0, 0, qw);
-        l.k_proj = f.qkv.narrow(0, qw, kvw);
-        l.v_proj = f.qkv.narrow(0, qw + kvw, kvw);
-        if (c.attention_bias) {
-            f.qkv_bias = at::cat({l.q_bias, l.k_bias, l.v_bias}, 0).contiguous();
-            l.q_bias = f.qkv_bias.narrow(0, 0, qw);
-            l.k_bias = f.qkv_bias.narrow(0, qw, kvw);
-            l.v_bias = f.qkv_bias.narrow(0, qw + kvw, kvw);
-        }
-        f.gate_up = at::cat({l.gate_proj, l.up_proj}, 0).contiguous();
-        l.gate_proj = f.gate_up.narrow(0, 0, inter);
-        l.up_proj = f.gate_up.narrow(0, inter, inter);
-        l.o_proj = l.o_proj.contiguous();
-        l.down_proj = l.down_proj.contiguous();
-        l.input_norm = l.input_norm.contiguous();
-        l.post_attention_norm = l.post_attention_norm.contiguous();
-        f.o = l.o_proj;
-        f.down = l.down_proj;
-        f.input_norm = l.input_norm.data_ptr<float>();
-        f.post_norm = l.post_attention_norm.data_ptr<float>();
-        d.layers.push_back(f);
-    }
-    w.norm = w.norm.contiguous();
-    w.embed_tokens = w.embed_tokens.contiguous();
-    if (c.tie_word_embeddings) w.lm_head = w.embed_tokens;
-    d.head = w.lm_head.contiguous();
-    const int64_t dim = c.head_dim, half = dim / 2;
-    const RotaryEmbedding rotary(c, d.max_positions, at::kCPU);
-    at::Tensor probe = at::zeros({1, d.max_positions, 1, dim});
-    probe.narrow(3, 0, half).fill_(1.0f);
-    const at::Tensor rotated = rotary.apply_sequence(probe)[0].select(1, 0);  // [positions, D]
-    d.rope_cos = rotated.narrow(1, 0, half).contiguous();
-    d.rope_sin = rotated.narrow(1, half, half).contiguous();
-}
-
 struct Session {
     Session(const Drafter* d, int64_t capacity)
         : drafter(d), cache(d->model->config(), capacity, d->model->device()) {
         evaluated.reserve(static_cast<size_t>(capacity));
-        const auto options = at::TensorOptions().dtype(at::kFloat);
-        for (at::Tensor* buffer : {&x, &normed, &projected, &qkv, &queries, &attended_rows, &gate_up, &activated})
-            *buffer = at::empty({0}, options);
     }
 
     const Drafter* drafter;
@@ -198,8 +129,6 @@ struct Session {
     at::Tensor digit_logits;               // [rows, R]: a code-digit head's outputs
     std::vector<float> digit_scratch;      // [R]
     drafts::ProbabilityRows rows;
-    // decode_chain's buffers, [rows, width], grown as needed.
-    at::Tensor x, normed, projected, qkv, queries, attended_rows, gate_up, activated;
 };
 
 // The code-digit head the draft's safetensors declares, if any.
@@ -247,8 +176,8 @@ cdz_status* create(const cdz_instance_args* args, void** out_ctx) {
         load_code_digit_head(*drafter, model);
         if (drafter->digits)
             drafter->digits->set_sampling(drafts::digit_sampling_of(values));
-        drafter->fast = drafter->model->device().is_cpu();
-        if (drafter->fast) prepare_fast_path(*drafter);
+        drafter->cpu = drafter->model->device().is_cpu();
+        drafter->head = drafter->model->weights().lm_head.contiguous();
         drafter->rng = args->rng;
         *out_ctx = drafter.release();
     });
@@ -287,7 +216,7 @@ void head_row(Session& s, const at::Tensor& hidden, const drafts::TokenRange& to
         return;
     }
     at::Tensor out = s.logits.select(0, row);
-    if (!d.fast) {  // the model on another device: the whole head there, the row back here
+    if (!d.cpu) {  // the model on another device: the whole head there, the row back here
         out.copy_(at::mv(d.model->weights().lm_head, hidden));
         return;
     }
@@ -338,8 +267,8 @@ void reserve_logits(Session& s, int64_t count) {
     }
 }
 
-// Evaluates `tokens` as a chain after the committed prefix with the general
-// tree pass, commits them and leaves the last one's head output in row 0.
+// Evaluates `tokens` as a chain after the committed prefix, commits them and
+// leaves the last one's head output in row 0.
 void extend(Session& s, const int32_t* tokens, int64_t count, const drafts::TokenRange& range) {
     s.pass_tokens.assign(tokens, tokens + count);
     s.pass_parents.resize(static_cast<size_t>(count));
@@ -351,140 +280,6 @@ void extend(Session& s, const int32_t* tokens, int64_t count, const drafts::Toke
     s.evaluated.insert(s.evaluated.end(), tokens, tokens + count);
     reserve_logits(s, 1);
     head_row(s, out.hidden.select(0, count - 1).contiguous(), range, 0);
-}
-
-void rms_norm(const float* x, const float* weight, float* out, int64_t size, double eps) {
-    double squares = 0.0;
-    for (int64_t i = 0; i < size; ++i) squares += static_cast<double>(x[i]) * x[i];
-    const auto scale = static_cast<float>(1.0 / std::sqrt(squares / static_cast<double>(size) + eps));
-    for (int64_t i = 0; i < size; ++i) out[i] = x[i] * scale * weight[i];
-}
-
-// Rotates each `dim`-wide head of `v` to `position` (rotate_half convention)
-// and multiplies it by `scale`.
-void rotate(float* v, int64_t heads, int64_t dim, const float* cos, const float* sin, float scale) {
-    const int64_t half = dim / 2;
-    for (int64_t h = 0; h < heads; ++h, v += dim)
-        for (int64_t i = 0; i < half; ++i) {
-            const float a = v[i], b = v[i + half];
-            v[i] = (a * cos[i] - b * sin[i]) * scale;
-            v[i + half] = (b * cos[i] + a * sin[i]) * scale;
-        }
-}
-
-// out [m, N] = in [m, K] W^T (+ b): a matrix-vector product for one row.
-void project_rows(at::Tensor& out, const at::Tensor& weight, const at::Tensor& bias, const at::Tensor& in) {
-    if (in.size(0) == 1) {
-        at::Tensor row = out.select(0, 0);
-        if (bias.defined())
-            at::addmv_out(row, bias, weight, in.select(0, 0));
-        else
-            at::mv_out(row, weight, in.select(0, 0));
-    } else if (bias.defined()) {
-        at::addmm_out(out, bias, in, weight.t());
-    } else {
-        at::mm_out(out, in, weight.t());
-    }
-}
-
-float* rows_of(at::Tensor& buffer, int64_t rows, int64_t width) {
-    buffer.resize_({rows, width});  // keeps the storage when it is large enough
-    return buffer.data_ptr<float>();
-}
-
-// A chain of `m` tokens through the draft on the fast path (CPU): evaluated
-// after the committed prefix, committed, and the last one's logits returned.
-// Each layer is a handful of LibTorch calls whatever m: the fused q/k/v and
-// gate/up products (matrix-vector for one row), two bmm and a softmax; the
-// new tokens' causal mask among themselves, norms, rotary positions, SwiGLU
-// and residuals are loops over the session's buffers.
-void decode_chain(Session& s, const int32_t* tokens, int64_t m, const drafts::TokenRange& range) {
-    const Drafter& d = *s.drafter;
-    const LlamaConfig& c = d.model->config();
-    for (int64_t r = 0; r < m; ++r)
-        if (tokens[r] < 0 || tokens[r] >= c.vocab_size)
-            throw Error(CDZ_STATUS_INVALID_ARGUMENT, "token " + std::to_string(tokens[r]) + " is outside the vocabulary");
-    const int64_t size = c.hidden_size, dim = c.head_dim, half = dim / 2, heads = c.num_attention_heads;
-    const int64_t kv_heads = c.num_key_value_heads, group = heads / kv_heads, inter = c.intermediate_size;
-    const int64_t qw = c.query_width(), kvw = c.key_value_width(), qkv_width = qw + 2 * kvw;
-    const int64_t start = s.cache.length(), length = start + m;
-    if (length > d.max_positions) throw Error(CDZ_STATUS_INVALID_ARGUMENT, "position beyond the rotary table");
-    const auto query_scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(dim)));
-    const float negative_infinity = -std::numeric_limits<float>::infinity();
-    s.cache.begin_pass(m);
-
-    float* x = rows_of(s.x, m, size);
-    float* normed = rows_of(s.normed, m, size);
-    float* projected = rows_of(s.projected, m, size);
-    float* qkv = rows_of(s.qkv, m, qkv_width);
-    float* queries = rows_of(s.queries, kv_heads * group * m, dim);  // [kv_heads, group, m, D]
-    float* attended_rows = rows_of(s.attended_rows, m, qw);          // [m, heads * D]
-    float* gate_up = rows_of(s.gate_up, m, 2 * inter);
-    float* activated = rows_of(s.activated, m, inter);
-    const float* embedding = d.model->weights().embed_tokens.data_ptr<float>();
-    for (int64_t r = 0; r < m; ++r) std::memcpy(x + r * size, embedding + tokens[r] * size, sizeof(float) * size);
-    const at::Tensor query_view = s.queries.view({kv_heads, group * m, dim});
-
-    for (size_t layer = 0; layer < d.layers.size(); ++layer) {
-        const FastLayer& f = d.layers[layer];
-        for (int64_t r = 0; r < m; ++r) rms_norm(x + r * size, f.input_norm, normed + r * size, size, c.rms_norm_eps);
-        project_rows(s.qkv, f.qkv, f.qkv_bias, s.normed);
-        // Rotary positions; queries regrouped by their key/value head, keys
-        // and values straight into the cache ([kv_heads, capacity, D]).
-        const at::Tensor keys = s.cache.keys(static_cast<int64_t>(layer));  // [kv_heads, length, D]
-        const at::Tensor values = s.cache.values(static_cast<int64_t>(layer));
-        float* key_data = keys.data_ptr<float>();
-        float* value_data = values.data_ptr<float>();
-        for (int64_t r = 0; r < m; ++r) {
-            const int64_t position = start + r;
-            const float* cos = d.rope_cos.data_ptr<float>() + position * half;
-            const float* sin = d.rope_sin.data_ptr<float>() + position * half;
-            float* row = qkv + r * qkv_width;
-            rotate(row, heads, dim, cos, sin, query_scale);
-            rotate(row + qw, kv_heads, dim, cos, sin, 1.0f);
-            for (int64_t h = 0; h < heads; ++h)
-                std::memcpy(queries + ((h * m) + r) * dim, row + h * dim, sizeof(float) * dim);
-            for (int64_t h = 0; h < kv_heads; ++h) {
-                std::memcpy(key_data + h * keys.stride(0) + position * keys.stride(1), row + qw + h * dim,
-                            sizeof(float) * dim);
-                std::memcpy(value_data + h * values.stride(0) + position * values.stride(1), row + qw + kvw + h * dim,
-                            sizeof(float) * dim);
-            }
-        }
-        at::Tensor scores = at::bmm(query_view, keys.transpose(1, 2));  // [kv_heads, group * m, length]
-        if (m > 1) {
-            // Row (head, r) sees the prefix and the new tokens up to r.
-            float* score = scores.data_ptr<float>();
-            for (int64_t row = 0; row < heads * m; ++row) {
-                const int64_t r = row % m;
-                std::fill(score + row * length + start + r + 1, score + (row + 1) * length, negative_infinity);
-            }
-        }
-        const at::Tensor attended = at::bmm(at::softmax(scores, -1), values);  // [kv_heads, group * m, D]
-        const float* attended_data = attended.data_ptr<float>();
-        for (int64_t h = 0; h < heads; ++h)
-            for (int64_t r = 0; r < m; ++r)
-                std::memcpy(attended_rows + r * qw + h * dim, attended_data + (h * m + r) * dim, sizeof(float) * dim);
-        project_rows(s.projected, f.o, at::Tensor(), s.attended_rows);
-        for (int64_t i = 0; i < m * size; ++i) x[i] += projected[i];
-        for (int64_t r = 0; r < m; ++r) rms_norm(x + r * size, f.post_norm, normed + r * size, size, c.rms_norm_eps);
-        project_rows(s.gate_up, f.gate_up, at::Tensor(), s.normed);
-        for (int64_t r = 0; r < m; ++r) {
-            const float* gate = gate_up + r * 2 * inter;
-            float* out = activated + r * inter;
-            for (int64_t i = 0; i < inter; ++i) out[i] = gate[i] / (1.0f + std::exp(-gate[i])) * gate[inter + i];
-        }
-        project_rows(s.projected, f.down, at::Tensor(), s.activated);
-        for (int64_t i = 0; i < m * size; ++i) x[i] += projected[i];
-    }
-    s.path.resize(static_cast<size_t>(m));
-    std::iota(s.path.begin(), s.path.end(), 0);
-    s.cache.commit(s.path);
-    s.evaluated.insert(s.evaluated.end(), tokens, tokens + m);
-    float* last = normed + (m - 1) * size;
-    rms_norm(x + (m - 1) * size, d.model->weights().norm.data_ptr<float>(), last, size, c.rms_norm_eps);
-    reserve_logits(s, 1);
-    head_row(s, s.normed[m - 1], range, 0);
 }
 
 // Draws `count` children of `parent` from head output row `row`, writing their row(s).
@@ -530,10 +325,7 @@ cdz_status* propose(void* raw, const cdz_draft_input* in, cdz_draft_output* out)
         const int64_t vocab = d.model->config().vocab_size;
         const drafts::TokenRange range = drafts::allowed_tokens(in->sampling, vocab);
         const int64_t fresh = n - static_cast<int64_t>(keep);
-        if (d.fast)
-            decode_chain(s, in->tokens + keep, fresh, range);
-        else
-            extend(s, in->tokens + keep, fresh, range);
+        extend(s, in->tokens + keep, fresh, range);
 
         int64_t nodes = 0, level = 1;
         for (int64_t k = 0; k < depth; ++k) nodes += (level *= d.branching);
@@ -547,12 +339,7 @@ cdz_status* propose(void* raw, const cdz_draft_input* in, cdz_draft_output* out)
                 // threshold a next token would rarely be accepted.
                 const float drafted = rows[static_cast<size_t>(k) * vocab + static_cast<size_t>(s.tokens.back())];
                 if (drafted < d.stop_probability) break;
-                if (k + 1 < depth) {
-                    if (d.fast)
-                        decode_chain(s, &s.tokens.back(), 1, range);
-                    else
-                        extend(s, &s.tokens.back(), 1, range);
-                }
+                if (k + 1 < depth) extend(s, &s.tokens.back(), 1, range);
             }
         } else {
             // 2b. A tree, level by level; each pass re-evaluates the tree so far, pending.
