@@ -95,11 +95,21 @@ at::Tensor small_matmul(const at::Tensor& x, const at::Tensor& weight, const at:
 
 void small_matmul_rows(MatmulKernel kernel, const float* x, int64_t m, int64_t x_stride, const float* weight,
                        int64_t out, int64_t in, const float* bias, float* y, int64_t y_stride, bool split) {
-    if (kernel == MatmulKernel::reference || !kernel_supported(kernel))
+    if (!kernel_supported(kernel))
         throw sdk::Error(CDZ_STATUS_UNSUPPORTED,
                          std::string("small_matmul_rows: the ") + kernel_name(kernel) + " kernel does not run here");
-    const auto rows = kernel == MatmulKernel::avx512 ? matmul_rows_avx512 : matmul_rows_avx2;
     if (m <= 0 || out <= 0) return;
+    if (kernel == MatmulKernel::reference) {
+        // LibTorch's operators on views of the rows, the result copied into y's.
+        auto* xs = const_cast<float*>(x);
+        const at::Tensor result = reference_matmul(
+            at::from_blob(xs, {m, in}, {x_stride, 1}, at::kFloat),
+            at::from_blob(const_cast<float*>(weight), {out, in}, at::kFloat),
+            bias ? at::from_blob(const_cast<float*>(bias), {out}, at::kFloat) : at::Tensor());
+        at::from_blob(y, {m, out}, {y_stride, 1}, at::kFloat).copy_(result);
+        return;
+    }
+    const auto rows = kernel == MatmulKernel::avx512 ? matmul_rows_avx512 : matmul_rows_avx2;
     if (!split) {
         rows(x, m, x_stride, weight, in, bias, y, y_stride, 0, out);
         return;

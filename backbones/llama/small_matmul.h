@@ -41,8 +41,9 @@ at::Tensor small_matmul(const at::Tensor& x, const at::Tensor& weight, const at:
 // y[i, o] = x_i . weight_o (+ bias[o]) for i < m, o < out, x row i at
 // x + i * x_stride, y row i at y + i * y_stride, weight [out, in] contiguous.
 // `split` spreads the output columns over LibTorch's intra-op threads when
-// the weights are large enough to pay for waking them. Throws
-// cadenza::sdk::Error for the reference kernel or an unsupported one.
+// the weights are large enough to pay for waking them. The reference kernel
+// runs LibTorch's operators on views of the rows (any CPU). Throws
+// cadenza::sdk::Error for a kernel this CPU does not run.
 void small_matmul_rows(MatmulKernel kernel, const float* x, int64_t m, int64_t x_stride, const float* weight,
                        int64_t out, int64_t in, const float* bias, float* y, int64_t y_stride, bool split = true);
 

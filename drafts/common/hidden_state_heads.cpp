@@ -9,7 +9,9 @@
 #include <nlohmann/json.hpp>
 
 #include "cadenza/sdk/plugin_error.hpp"
+#include "probability_row.h"
 #include "safetensors.h"
+#include "small_matmul.h"
 
 namespace cadenza::drafts {
 namespace {
@@ -102,7 +104,7 @@ DraftHeads::DraftHeads(const std::filesystem::path& heads_file, const std::files
     : DraftHeads(heads_file, load_target_head(target_checkpoint), use_heads) {}
 
 DraftHeads::DraftHeads(const std::filesystem::path& heads_file, at::Tensor lm_head, int64_t use_heads)
-    : lm_head_(std::move(lm_head)) {
+    : lm_head_(lm_head.contiguous()) {
     if (lm_head_.dim() != 2) throw sdk::Error(CDZ_STATUS_INVALID_ARGUMENT, "the target's output head is not a matrix");
     hidden_ = lm_head_.size(1);
     const std::string where = heads_file.string();
@@ -160,57 +162,65 @@ at::Tensor DraftHeads::head_logits(int64_t head, const at::Tensor& states) const
     return digits_->log_probabilities(at::linear(states, digit_weight_[head], digit_bias_[head]));
 }
 
-void DraftHeads::target_logits(const at::Tensor& rows, const TokenRange& tokens, at::Tensor& logits) const {
-    const int64_t width = tokens.end - tokens.begin;
-    if (tokens.begin == 0 && tokens.end == vocab_size()) {
-        at::mm_out(logits, rows, lm_head_.t());
-        return;
-    }
-    logits.narrow(1, tokens.begin, width).copy_(at::mm(rows, lm_head_.narrow(0, tokens.begin, width).t()));
-    if (tokens.extra >= 0) logits.select(1, tokens.extra).copy_(at::mv(rows, lm_head_[tokens.extra]));
-}
-
 DraftHeads::Step DraftHeads::step(const float* h, bool base, int64_t n, const TokenRange& tokens) const {
-    const at::Tensor hidden = at::from_blob(const_cast<float*>(h), {hidden_}, at::kFloat);
-    at::Tensor rows;  // [base + n, H]
-    if (n > 0) {
-        const at::Tensor projected =
-            at::addmv(bias_.narrow(0, 0, n * hidden_), weight_.narrow(0, 0, n * hidden_), hidden);
-        rows = hidden.unsqueeze(0) + at::silu(projected.view({n, hidden_}));
-        if (base) rows = at::cat({hidden.unsqueeze(0), rows}, 0);
-    } else {
-        rows = hidden.unsqueeze(0);
-    }
+    // Raw rows through the small-m kernel (no LibTorch operator: a proposal
+    // is a few microseconds of arithmetic; each operator's dispatch costs as much).
+    const llama::MatmulKernel kernel = llama::best_matmul_kernel();
+    const at::Tensor weight = weight_.contiguous(), bias = bias_.contiguous(), &head = lm_head_;
+    const int64_t vocab = vocab_size();
     Step step;
     step.heads_ = this;
-    step.rows_ = rows.size(0);
-    step.logits_ = at::empty({step.rows_, vocab_size()}, rows.options());
+    step.rows_ = n > 0 ? n + (base ? 1 : 0) : 1;
+    step.first_digit_row_ = base ? 1 : 0;
+    // Row states [rows, H]: h itself for the base row, then h + SiLU(W_i h + b_i).
+    std::vector<float> states(static_cast<size_t>(step.rows_ * hidden_));
+    if (n > 0) {
+        float* first = states.data() + step.first_digit_row_ * hidden_;
+        std::vector<float> exp_negative(static_cast<size_t>(n * hidden_));
+        llama::small_matmul_rows(kernel, h, 1, hidden_, weight.data_ptr<float>(), n * hidden_, hidden_,
+                                 bias.data_ptr<float>(), first, n * hidden_);
+        exponentiate_row(first, exp_negative.data(), n * hidden_, 0.0f, -1.0f);
+        for (int64_t i = 0; i < n * hidden_; ++i) first[i] = h[i % hidden_] + first[i] / (1.0f + exp_negative[i]);
+    }
+    if (base || n == 0) std::copy(h, h + hidden_, states.begin());
+    step.logits_.resize(static_cast<size_t>(step.rows_ * vocab));
+    // The target's head on rows [first, first + count): only `tokens`' columns.
+    auto target_rows = [&](int64_t first, int64_t count) {
+        const int64_t width = tokens.end - tokens.begin;
+        float* y = step.logits_.data() + first * vocab;
+        const float* x = states.data() + first * hidden_;
+        llama::small_matmul_rows(kernel, x, count, hidden_, head.data_ptr<float>() + tokens.begin * hidden_, width,
+                                 hidden_, nullptr, y + tokens.begin, vocab);
+        if (tokens.extra >= 0 && (tokens.extra < tokens.begin || tokens.extra >= tokens.end))
+            llama::small_matmul_rows(kernel, x, count, hidden_, head.data_ptr<float>() + tokens.extra * hidden_, 1,
+                                     hidden_, nullptr, y + tokens.extra, vocab);
+    };
     step.filled_.assign(static_cast<size_t>(step.rows_), true);
     if (!digits_) {
-        target_logits(rows, tokens, step.logits_);
+        target_rows(0, step.rows_);
         return step;
     }
-    if (base) {
-        at::Tensor first = step.logits_.narrow(0, 0, 1);
-        target_logits(rows.narrow(0, 0, 1), tokens, first);
-    }
-    step.first_digit_row_ = base ? 1 : 0;
+    if (base) target_rows(0, 1);
     if (n > 0) {
-        step.digit_rows_ = at::baddbmm(digit_bias_.narrow(0, 0, n).unsqueeze(2), digit_weight_.narrow(0, 0, n),
-                                       rows.narrow(0, step.first_digit_row_, n).unsqueeze(2))
-                               .squeeze(2)
-                               .contiguous();  // [n, R]
+        const int64_t width = digits_->grid().head_rows();
+        const at::Tensor digit_weight = digit_weight_.contiguous(), digit_bias = digit_bias_.contiguous();
+        step.digit_rows_.resize(static_cast<size_t>(n * width));
+        for (int64_t i = 0; i < n; ++i)
+            llama::small_matmul_rows(kernel, states.data() + (step.first_digit_row_ + i) * hidden_, 1, hidden_,
+                                     digit_weight.data_ptr<float>() + i * width * hidden_, width, hidden_,
+                                     digit_bias.data_ptr<float>() + i * width, step.digit_rows_.data() + i * width,
+                                     width);
         for (int64_t r = step.first_digit_row_; r < step.rows_; ++r) step.filled_[static_cast<size_t>(r)] = false;
-        step.scratch_.resize(static_cast<size_t>(digits_->grid().head_rows()));
+        step.scratch_.resize(static_cast<size_t>(width));
     }
     return step;
 }
 
 const float* DraftHeads::Step::logits(int64_t r) {
-    float* row = logits_.data_ptr<float>() + r * logits_.size(1);
+    float* row = logits_.data() + r * heads_->vocab_size();
     if (!filled_[static_cast<size_t>(r)]) {
-        const int64_t width = digit_rows_.size(1);
-        heads_->digits_->fill_log_probabilities(digit_rows_.data_ptr<float>() + (r - first_digit_row_) * width, row,
+        const auto width = static_cast<int64_t>(scratch_.size());
+        heads_->digits_->fill_log_probabilities(digit_rows_.data() + (r - first_digit_row_) * width, row,
                                                 scratch_.data());
         filled_[static_cast<size_t>(r)] = true;
     }
@@ -219,12 +229,12 @@ const float* DraftHeads::Step::logits(int64_t r) {
 
 void DraftHeads::Step::probabilities(int64_t r, const cdz_sampling* sampling, float* out) {
     if (digit_row(r) && sampling) {
-        const int64_t width = digit_rows_.size(1);
-        if (heads_->digits_->fill_probabilities(digit_rows_.data_ptr<float>() + (r - first_digit_row_) * width,
-                                                *sampling, out, scratch_.data()))
+        const auto width = static_cast<int64_t>(scratch_.size());
+        if (heads_->digits_->fill_probabilities(digit_rows_.data() + (r - first_digit_row_) * width, *sampling, out,
+                                                scratch_.data()))
             return;
     }
-    sampling_probabilities(sampling, logits(r), out, logits_.size(1));
+    sampling_probabilities(sampling, logits(r), out, heads_->vocab_size());
 }
 
 }  // namespace cadenza::drafts

@@ -86,14 +86,13 @@ public:
     // outlive the call): the target's own head on h when `base` (row 0),
     // then heads 0..n-1. One matrix-vector product for all the heads'
     // linears; the target's head only for `tokens` (the others' logits are
-    // left uninitialized), a code-digit head for its R rows.
+    // left uninitialized), a code-digit head for its R rows. Raw rows through
+    // the small-m kernel (llama::small_matmul_rows): no LibTorch operator.
     class Step;
     Step step(const float* h, bool base, int64_t n, const TokenRange& tokens) const;
 
 private:
     void load_output_heads(const safetensors::File& file, const std::string& where);
-    // The target's head on rows [r, H] into logits [r, V] (only `tokens`' columns when they restrict).
-    void target_logits(const at::Tensor& rows, const TokenRange& tokens, at::Tensor& logits) const;
 
     at::Tensor weight_;   // [count * H, H], the heads' linears stacked
     at::Tensor bias_;     // [count * H]
@@ -119,12 +118,12 @@ public:
 
 private:
     friend class DraftHeads;
-    bool digit_row(int64_t r) const { return digit_rows_.defined() && r >= first_digit_row_; }
+    bool digit_row(int64_t r) const { return !digit_rows_.empty() && r >= first_digit_row_; }
 
     const DraftHeads* heads_ = nullptr;
     int64_t rows_ = 0, first_digit_row_ = 0;
-    at::Tensor logits_;      // [rows, V]: rows on the target's head; a code-digit head's, once asked for
-    at::Tensor digit_rows_;  // [n, R]: the code-digit heads' logits
+    std::vector<float> logits_;      // [rows, V]: rows on the target's head; a code-digit head's, once asked for
+    std::vector<float> digit_rows_;  // [n, R]: the code-digit heads' logits
     std::vector<bool> filled_;
     std::vector<float> scratch_;
 };

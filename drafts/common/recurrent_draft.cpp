@@ -5,7 +5,9 @@
 #include <cmath>
 
 #include "cadenza/sdk/plugin_error.hpp"
+#include "probability_row.h"
 #include "safetensors.h"
+#include "small_matmul.h"
 
 namespace cadenza::drafts {
 namespace {
@@ -40,6 +42,10 @@ at::Tensor read(const safetensors::File& file, const std::string& name, const sa
 void add(safetensors::Writer& writer, const std::string& name, const at::Tensor& tensor) {
     const at::Tensor values = tensor.detach().to(at::kCPU, at::kFloat).contiguous();
     writer.add_f32(name, safetensors::Shape(values.sizes().begin(), values.sizes().end()), values.data_ptr<float>());
+}
+
+bool kernel_takes(const at::Tensor& t) {
+    return t.device().is_cpu() && t.scalar_type() == at::kFloat && t.is_contiguous();
 }
 
 }  // namespace
@@ -142,6 +148,35 @@ at::Tensor RecurrentDraft::advance(const at::Tensor& state, const at::Tensor& to
     }
     const at::Tensor pre = at::linear(state, state_weight, bias) + at::linear(token_embedding, token_weight);
     return state + at::linear(at::silu(pre), out_weight);
+}
+
+bool RecurrentDraft::row_path_runs() const {
+    for (const at::Tensor* t : {&state_weight, &token_weight, &bias, &out_weight, &digit_weight, &digit_bias})
+        if (!kernel_takes(*t)) return false;
+    return true;
+}
+
+void RecurrentDraft::advance_row(float* state, const float* token_embedding, float* scratch) const {
+    const llama::MatmulKernel kernel = llama::best_matmul_kernel();
+    const int64_t hidden = hidden_size(), cell = cell_size();
+    float* pre = scratch;                // [C]: W_state s + b, then SiLU of the sum
+    float* from_token = scratch + cell;  // [C]: W_token e
+    float* change = scratch + 2 * cell;  // [H]: W_out SiLU(...)
+    llama::small_matmul_rows(kernel, state, 1, hidden, state_weight.data_ptr<float>(), cell, hidden,
+                             bias.data_ptr<float>(), pre, cell);
+    llama::small_matmul_rows(kernel, token_embedding, 1, hidden, token_weight.data_ptr<float>(), cell, hidden, nullptr,
+                             from_token, cell);
+    for (int64_t i = 0; i < cell; ++i) pre[i] += from_token[i];
+    exponentiate_row(pre, from_token, cell, 0.0f, -1.0f);  // exp(-pre)
+    for (int64_t i = 0; i < cell; ++i) pre[i] /= 1.0f + from_token[i];
+    llama::small_matmul_rows(kernel, pre, 1, cell, out_weight.data_ptr<float>(), hidden, cell, nullptr, change, hidden);
+    for (int64_t i = 0; i < hidden; ++i) state[i] += change[i];
+}
+
+void RecurrentDraft::digit_logits_row(const float* state, float* out) const {
+    llama::small_matmul_rows(llama::best_matmul_kernel(), state, 1, hidden_size(), digit_weight.data_ptr<float>(),
+                             digit_weight.size(0), hidden_size(), digit_bias.data_ptr<float>(), out,
+                             digit_weight.size(0));
 }
 
 }  // namespace cadenza::drafts

@@ -71,6 +71,7 @@ struct Drafter {
     int64_t length = 0;
     double stop_probability = 0.0;
     bool argmax = false;
+    bool row_path = false;  // the cell by RecurrentDraft::advance_row (CPU with a small-m kernel)
 };
 
 struct Session {
@@ -78,6 +79,8 @@ struct Session {
     std::vector<int32_t> tokens, parents;
     drafts::ProbabilityRows rows;
     std::vector<float> log_row, scratch;
+    // The cell's row path (RecurrentDraft::advance_row): state [H], its scratch, head logits [R].
+    std::vector<float> state, cell_scratch, head_logits;
 };
 
 cdz_status* create(const cdz_instance_args* args, void** out_ctx) {
@@ -98,6 +101,8 @@ cdz_status* create(const cdz_instance_args* args, void** out_ctx) {
         drafter->length = values.integer("length") > 0 ? values.integer("length") : drafter->draft.depth;
         drafter->stop_probability = values.number("stop_probability");
         drafter->argmax = values.string("draw") == "argmax";
+        drafter->embedding = drafter->embedding.contiguous();
+        drafter->row_path = drafter->draft.row_path_runs() && drafter->embedding.device().is_cpu();
         *out_ctx = drafter.release();
     });
 }
@@ -120,6 +125,10 @@ cdz_status* session_create(void* ctx, int64_t, void** out_session) {
         session->drafter = d;
         session->log_row.resize(static_cast<size_t>(d->embedding.size(0)));
         session->scratch.resize(static_cast<size_t>(d->digits->grid().head_rows()));
+        const auto hidden = static_cast<size_t>(d->draft.hidden_size()), cell = static_cast<size_t>(d->draft.cell_size());
+        session->state.resize(hidden);
+        session->cell_scratch.resize(2 * cell + hidden);
+        session->head_logits.resize(session->scratch.size());
         *out_session = session.release();
     });
 }
@@ -154,7 +163,12 @@ cdz_status* propose(void* raw, const cdz_draft_input* in, cdz_draft_output* out)
                             "), so it needs an acceptor that verifies");
         c10::InferenceMode inference;
         const int64_t vocab = d.embedding.size(0);
-        at::Tensor state = at::from_blob(const_cast<float*>(h), {hidden_size}, at::kFloat);
+        at::Tensor state;  // the operators' path, where the row path does not run
+        if (d.row_path)
+            std::copy(h, h + hidden_size, s.state.begin());
+        else
+            state = at::from_blob(const_cast<float*>(h), {hidden_size}, at::kFloat);
+        const float* embedding = d.embedding.data_ptr<float>();
         int32_t token = in->tokens[n - 1];
         float* rows = s.rows.prepare(d.length, vocab);
         s.tokens.resize(static_cast<size_t>(d.length));
@@ -163,10 +177,19 @@ cdz_status* propose(void* raw, const cdz_draft_input* in, cdz_draft_output* out)
             if (token < 0 || token >= vocab)
                 throw Error(CDZ_STATUS_INVALID_ARGUMENT, "token " + std::to_string(token) + " is outside the target's " +
                                                              std::to_string(vocab) + "-token vocabulary");
-            state = d.draft.advance(state, d.embedding[token]);
-            const at::Tensor head_logits = d.draft.digit_logits(state).contiguous();
+            const float* head_logits = s.head_logits.data();
+            at::Tensor head;  // the operators' logits, alive while read
+            if (d.row_path) {
+                d.draft.advance_row(s.state.data(), embedding + static_cast<int64_t>(token) * hidden_size,
+                                    s.cell_scratch.data());
+                d.draft.digit_logits_row(s.state.data(), s.head_logits.data());
+            } else {
+                state = d.draft.advance(state, d.embedding[token]);
+                head = d.draft.digit_logits(state).contiguous();
+                head_logits = head.data_ptr<float>();
+            }
             float* row = rows + i * vocab;
-            fill_row(s, head_logits.data_ptr<float>(), in->sampling, row);
+            fill_row(s, head_logits, in->sampling, row);
             token = d.argmax ? static_cast<int32_t>(std::max_element(row, row + vocab) - row)
                              : drafts::sample_index(d.rng, row, vocab);
             s.tokens[static_cast<size_t>(i)] = token;

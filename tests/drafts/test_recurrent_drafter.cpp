@@ -73,6 +73,31 @@ TEST(RecurrentDrafter, EachRowIsTheCellsDistributionAfterReadingEveryTokenBefore
     }
 }
 
+TEST(RecurrentDrafter, TheRowPathStepsAsTheOperatorsDo) {
+    c10::InferenceMode inference;
+    const auto& models = test::draft_models();
+    drafts::RecurrentDraft draft = drafts::RecurrentDraft::load(models.recurrent, test::vocab_size);
+    if (!draft.row_path_runs()) GTEST_SKIP() << "no small-m kernel on this CPU: the drafter takes the operators' path";
+    at::manual_seed(3);
+    draft.out_weight = at::randn_like(draft.out_weight) * 0.1;  // a cell that moves the state
+    const int64_t hidden = draft.hidden_size(), cell = draft.cell_size();
+    const std::vector<float> start = random_hidden(9);
+    std::vector<float> state = start, scratch(static_cast<size_t>(2 * cell + hidden));
+    std::vector<float> logits(static_cast<size_t>(draft.digit_weight.size(0)));
+    at::Tensor reference = at::from_blob(const_cast<float*>(start.data()), {hidden}, at::kFloat).clone();
+    for (int step = 0; step < 3; ++step) {
+        const at::Tensor embedding = at::randn({hidden});
+        draft.advance_row(state.data(), embedding.data_ptr<float>(), scratch.data());
+        draft.digit_logits_row(state.data(), logits.data());
+        reference = draft.advance(reference, embedding);
+        const at::Tensor row = at::from_blob(state.data(), {hidden}, at::kFloat);
+        EXPECT_LT((row - reference).abs().max().item<double>(), 1e-4) << "step " << step;
+        EXPECT_GT((reference - at::from_blob(const_cast<float*>(start.data()), {hidden}, at::kFloat)).abs().max().item<double>(), 1e-2);
+        const at::Tensor head = at::from_blob(logits.data(), {draft.digit_weight.size(0)}, at::kFloat);
+        EXPECT_LT((head - draft.digit_logits(reference)).abs().max().item<double>(), 1e-4) << "step " << step;
+    }
+}
+
 TEST(RecurrentDrafter, StopProbabilityEndsTheChainAfterAnUnlikelyTokenWithTheSameDraws) {
     const auto& models = test::draft_models();
     const std::vector<float> hidden = random_hidden(9);

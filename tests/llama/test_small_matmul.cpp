@@ -114,6 +114,24 @@ TEST(SmallMatmulDispatch, TheReferencePathIsMvForOneRowAndLinearForMore) {
     }
 }
 
+TEST(SmallMatmulDispatch, TheRowsEntryWritesStridedRowsWithEveryKernelThatRunsHere) {
+    auto generator = at::detail::createCPUGenerator(12);
+    for (MatmulKernel kernel : {MatmulKernel::reference, MatmulKernel::avx2, MatmulKernel::avx512}) {
+        if (!llama::kernel_supported(kernel)) continue;
+        for (int64_t m : {1, 3, 11}) {
+            // x rows 41 floats apart (37 used), y rows 90 apart (70 used), the rest untouched.
+            const at::Tensor wide = random({m, 41}, generator), weight = random({70, 37}, generator);
+            const at::Tensor bias = random({70}, generator);
+            at::Tensor y = at::full({m, 90}, 7.0f);
+            llama::small_matmul_rows(kernel, wide.data_ptr<float>(), m, 41, weight.data_ptr<float>(), 70, 37,
+                                     bias.data_ptr<float>(), y.data_ptr<float>(), 90, /*split=*/m == 3);
+            EXPECT_LT(relative_error(y.narrow(1, 0, 70), at::linear(wide.narrow(1, 0, 37), weight, bias)), 1e-5)
+                << llama::kernel_name(kernel) << ", m " << m;
+            EXPECT_TRUE(y.narrow(1, 70, 20).eq(7.0f).all().item<bool>()) << llama::kernel_name(kernel);
+        }
+    }
+}
+
 TEST(SmallMatmulDispatch, TheChosenKernelRunsHereAndUnsupportedOnesThrow) {
     EXPECT_TRUE(llama::kernel_supported(llama::best_matmul_kernel()));
     auto generator = at::detail::createCPUGenerator(13);
