@@ -34,18 +34,28 @@ void rotate_heads(float* row, int64_t heads, int64_t dim, const float* cos, cons
         }
 }
 
-// out[d] = sum_t weights[t] * values[t * dim + d]: each value row scaled into
-// the accumulator, a loop over d that vectorizes.
+// out[d] = sum_t weights[t] * values[t * dim + d], summed over t in order.
+// 64 columns at a time in a local accumulator the compiler keeps in
+// registers (through `out` it would load and store them for every t).
 #if defined(__x86_64__) && defined(__GNUC__)
 __attribute__((target_clones("avx2", "default")))
 #endif
 void weighted_rows(const float* weights, const float* values, int64_t count, int64_t dim, float* out) {
-    for (int64_t d = 0; d < dim; ++d) out[d] = 0.0f;
-    for (int64_t t = 0; t < count; ++t) {
-        const float w = weights[t];
-        if (w == 0.0f) continue;  // masked nodes
-        const float* v = values + t * dim;
-        for (int64_t d = 0; d < dim; ++d) out[d] += w * v[d];
+    constexpr int64_t block = 64;
+    int64_t first = 0;
+    for (; first + block <= dim; first += block) {
+        float sum[block] = {};
+        for (int64_t t = 0; t < count; ++t) {
+            const float w = weights[t];
+            const float* v = values + t * dim + first;
+            for (int64_t d = 0; d < block; ++d) sum[d] += w * v[d];
+        }
+        std::memcpy(out + first, sum, sizeof(sum));
+    }
+    for (; first < dim; ++first) {
+        float sum = 0.0f;
+        for (int64_t t = 0; t < count; ++t) sum += weights[t] * values[t * dim + first];
+        out[first] = sum;
     }
 }
 
