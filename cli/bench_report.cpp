@@ -54,6 +54,12 @@ PipelineFigures compute_figures(const PipelineRun& run, const PipelineRun& basel
     f.acceptance_by_position = s.acceptance_by_depth();
 
     f.target_wall_share = s.wall_seconds > 0 ? s.verify_seconds / s.wall_seconds : 0.0;
+    auto step_pass_ms = [](const DecodingStats& stats) {
+        return stats.steps() > 0 ? 1e3 * (stats.verify_seconds - stats.prefill_seconds) / stats.steps() : 0.0;
+    };
+    f.step_pass_ms = step_pass_ms(s);
+    const double plain_step_ms = baseline.has_drafter ? 0.0 : step_pass_ms(baseline.stats);
+    f.step_pass_relative = plain_step_ms > 0 ? f.step_pass_ms / plain_step_ms : 0.0;
     const double one = cost_at(run.costs, 1);
     if (one <= 0) return f;
     f.one_pass_rate_share = f.tokens_per_second * one;
@@ -125,6 +131,14 @@ void print_bench_details(std::ostream& out, const std::vector<PipelineRun>& runs
                 << " level(s), " << c.draft_nodes << " node(s) = " << fixed(figures[i].draft_relative_cost, 3)
                 << " of a target token per level";
         out << '\n';
+    }
+    out << "\nthe target's passes per step in the loop, the prompts' prefill left out (against the first pipeline's "
+           "one-token pass in its loop; isolated: cost(nodes + 1) / cost(1) above)\n";
+    for (size_t i = 0; i < runs.size(); ++i) {
+        out << "  " << std::left << std::setw(22) << runs[i].name.substr(0, 21) << std::right
+            << fixed(figures[i].step_pass_ms, 2) << " ms";
+        if (figures[i].step_pass_relative > 0) out << " (" << fixed(figures[i].step_pass_relative, 2) << ")";
+        out << "; isolated " << fixed(figures[i].verify_relative_cost, 2) << "\n";
     }
     bool plain_heading = false;
     for (size_t i = 0; i < runs.size(); ++i) {
@@ -218,10 +232,12 @@ nlohmann::json bench_json(const std::vector<PipelineRun>& runs, const std::vecto
             {"audio_seconds", s.audio_seconds},
             {"real_time_factor", f.real_time_factor},
             {"seconds", {{"wall", s.wall_seconds}, {"draft", s.draft_seconds}, {"verify", s.verify_seconds},
-                         {"accept", s.accept_seconds}, {"loop", s.loop_seconds},
+                         {"prefill", s.prefill_seconds}, {"accept", s.accept_seconds}, {"loop", s.loop_seconds},
                          {"loop_overhead", s.loop_overhead_seconds()}, {"codec", s.codec_seconds}}},
             {"ceiling", f.ceiling},
             {"realized", f.realized},
+            {"step_pass_ms", f.step_pass_ms},
+            {"step_pass_relative", f.step_pass_relative},
             {"one_pass_rate_share", f.one_pass_rate_share},
             {"target_wall_share", f.target_wall_share},
             {"costs", costs},

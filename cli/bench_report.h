@@ -33,6 +33,12 @@ struct PipelineFigures {
     double draft_relative_cost = 0;   // one draft level / one target token
     double ceiling = 1;               // E[tokens per step] / (verify + depth * draft)
     double realized = 0;              // speedup / ceiling
+    // The target's passes per step in the loop itself, the prompt's prefill
+    // left out (ms), and that against the first pipeline's when the first
+    // drafts nothing (plain decoding: its one-token pass in the loop). The
+    // ceiling's costs are isolated passes; these are what the steps cost.
+    double step_pass_ms = 0;
+    double step_pass_relative = 0;
     // Plain decoding's figures: tok/s * cost(1), the share of the fastest
     // rate (one target pass per token) reached; and the target's passes
     // (prefill included) as a share of wall time.

@@ -80,7 +80,10 @@ DecodingLoop::DecodingLoop(EngineStages& stages, const cdz_sampling& sampling, D
         spdlog::trace("prompt ({} tokens): {}", sequence_.size(), tokens);
     }
     if (sequence_.size() > 1) {
-        evaluate(sequence_.size() - 1, nullptr, false);
+        {
+            ScopedTimer timer(stats_.prefill_seconds);
+            evaluate(sequence_.size() - 1, nullptr, false);
+        }
         commit(pending_, nullptr, 0);
     }
 }

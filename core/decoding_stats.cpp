@@ -62,6 +62,7 @@ void DecodingStats::fill(cdz_stats& out) const {
 void DecodingStats::add(const DecodingStats& other) {
     draft_seconds += other.draft_seconds;
     verify_seconds += other.verify_seconds;
+    prefill_seconds += other.prefill_seconds;
     accept_seconds += other.accept_seconds;
     loop_seconds += other.loop_seconds;
     codec_seconds += other.codec_seconds;

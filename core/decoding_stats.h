@@ -18,6 +18,9 @@ public:
 
     double draft_seconds = 0.0;
     double verify_seconds = 0.0;
+    // The prompt's prefill pass: part of verify_seconds (which every target
+    // pass counts in), apart here so that the loop's steps can be costed alone.
+    double prefill_seconds = 0.0;
     double accept_seconds = 0.0;
     // The decoding loop from the prompt's prefill to the last token: draft,
     // verify and accept plus what lies between them (sampling, bookkeeping);

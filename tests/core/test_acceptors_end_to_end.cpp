@@ -42,6 +42,9 @@ void expect_a_full_synthesis(Engine& engine, bool verifies) {
     EXPECT_GT(stats.mean_accepted_length(), 1.0);
     if (verifies) EXPECT_EQ(stats.target_passes(), stats.steps() + 1);  // the prefill, then one pass per step
     EXPECT_EQ(stats.draft_passes(), stats.steps());
+    // The prefill is timed apart, inside the target's time.
+    EXPECT_GT(stats.prefill_seconds, 0.0);
+    EXPECT_LT(stats.prefill_seconds, stats.verify_seconds);
     // The same seed repeats the synthesis bit for bit.
     EXPECT_EQ(engine.synthesize(request), audio);
 }
