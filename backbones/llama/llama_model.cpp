@@ -13,11 +13,19 @@
 #include "projection.h"
 
 namespace cadenza::llama {
+namespace {
+
+bool environment_asks_for_aten_pass() {
+    const char* pass = std::getenv("CADENZA_TREE_PASS");
+    return pass && std::strcmp(pass, "aten") == 0;
+}
+
+}  // namespace
 
 LlamaModel::LlamaModel(LlamaWeights weights, int64_t max_positions)
     : weights_(std::move(weights)),
       rotary_(weights_.config, max_positions, weights_.embed_tokens.device()),
-      cpu_tree_pass_(!(std::getenv("CADENZA_TREE_PASS") && std::strcmp(std::getenv("CADENZA_TREE_PASS"), "aten") == 0)) {
+      cpu_tree_pass_(!environment_asks_for_aten_pass()) {
     // Every forward pass streams all the weights: 2 MiB pages spare it most TLB misses.
     request_huge_pages(weights_.parameters());
 }

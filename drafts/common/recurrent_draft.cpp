@@ -44,10 +44,6 @@ void add(safetensors::Writer& writer, const std::string& name, const at::Tensor&
     writer.add_f32(name, safetensors::Shape(values.sizes().begin(), values.sizes().end()), values.data_ptr<float>());
 }
 
-bool kernel_takes(const at::Tensor& t) {
-    return t.device().is_cpu() && t.scalar_type() == at::kFloat && t.is_contiguous();
-}
-
 }  // namespace
 
 RecurrentDraft RecurrentDraft::initial(int64_t hidden_size, int64_t cell_size, int64_t depth, const CodeGrid& grid,
@@ -148,12 +144,6 @@ at::Tensor RecurrentDraft::advance(const at::Tensor& state, const at::Tensor& to
     }
     const at::Tensor pre = at::linear(state, state_weight, bias) + at::linear(token_embedding, token_weight);
     return state + at::linear(at::silu(pre), out_weight);
-}
-
-bool RecurrentDraft::row_path_runs() const {
-    for (const at::Tensor* t : {&state_weight, &token_weight, &bias, &out_weight, &digit_weight, &digit_bias})
-        if (!kernel_takes(*t)) return false;
-    return true;
 }
 
 void RecurrentDraft::advance_row(float* state, const float* token_embedding, float* scratch) const {

@@ -66,14 +66,11 @@ struct RecurrentDraft {
 
     // One step of the cell on states [..., H] and the embeddings [..., H] of the tokens they read.
     at::Tensor advance(const at::Tensor& state, const at::Tensor& token_embedding) const;
-    // Whether advance_row and digit_logits_row run here: float32 contiguous
-    // weights on the CPU (with the small-m kernel where the CPU has one).
-    bool row_path_runs() const;
     // The same step for one state as kernel calls on raw float32 rows (a
     // drafter's hot path: no LibTorch operator, each a few microseconds of
     // dispatch): `state` [H] is advanced in place, `token_embedding` [H] is
-    // the token's row, `scratch` holds 2 C + H floats. Only where
-    // row_path_runs().
+    // the token's row, `scratch` holds 2 C + H floats. Weights as load()
+    // gives them: float32, contiguous, on the CPU.
     void advance_row(float* state, const float* token_embedding, float* scratch) const;
     // digit_logits() of one state into `out` [R], under advance_row's terms.
     void digit_logits_row(const float* state, float* out) const;

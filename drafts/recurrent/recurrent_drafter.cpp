@@ -71,7 +71,6 @@ struct Drafter {
     int64_t length = 0;
     double stop_probability = 0.0;
     bool argmax = false;
-    bool row_path = false;  // the cell by RecurrentDraft::advance_row (CPU with a small-m kernel)
 };
 
 struct Session {
@@ -79,7 +78,7 @@ struct Session {
     std::vector<int32_t> tokens, parents;
     drafts::ProbabilityRows rows;
     std::vector<float> log_row, scratch;
-    // The cell's row path (RecurrentDraft::advance_row): state [H], its scratch, head logits [R].
+    // The cell's rows (RecurrentDraft::advance_row): state [H], its scratch, head logits [R].
     std::vector<float> state, cell_scratch, head_logits;
 };
 
@@ -101,8 +100,6 @@ cdz_status* create(const cdz_instance_args* args, void** out_ctx) {
         drafter->length = values.integer("length") > 0 ? values.integer("length") : drafter->draft.depth;
         drafter->stop_probability = values.number("stop_probability");
         drafter->argmax = values.string("draw") == "argmax";
-        drafter->embedding = drafter->embedding.contiguous();
-        drafter->row_path = drafter->draft.row_path_runs() && drafter->embedding.device().is_cpu();
         *out_ctx = drafter.release();
     });
 }
@@ -161,13 +158,8 @@ cdz_status* propose(void* raw, const cdz_draft_input* in, cdz_draft_output* out)
                             " of a sequence of " + std::to_string(n) + " tokens; draft.recurrent reads the token the "
                             "target drew from it (position " + std::to_string(n - 1) +
                             "), so it needs an acceptor that verifies");
-        c10::InferenceMode inference;
         const int64_t vocab = d.embedding.size(0);
-        at::Tensor state;  // the operators' path, where the row path does not run
-        if (d.row_path)
-            std::copy(h, h + hidden_size, s.state.begin());
-        else
-            state = at::from_blob(const_cast<float*>(h), {hidden_size}, at::kFloat);
+        std::copy(h, h + hidden_size, s.state.begin());
         const float* embedding = d.embedding.data_ptr<float>();
         int32_t token = in->tokens[n - 1];
         float* rows = s.rows.prepare(d.length, vocab);
@@ -177,19 +169,11 @@ cdz_status* propose(void* raw, const cdz_draft_input* in, cdz_draft_output* out)
             if (token < 0 || token >= vocab)
                 throw Error(CDZ_STATUS_INVALID_ARGUMENT, "token " + std::to_string(token) + " is outside the target's " +
                                                              std::to_string(vocab) + "-token vocabulary");
-            const float* head_logits = s.head_logits.data();
-            at::Tensor head;  // the operators' logits, alive while read
-            if (d.row_path) {
-                d.draft.advance_row(s.state.data(), embedding + static_cast<int64_t>(token) * hidden_size,
-                                    s.cell_scratch.data());
-                d.draft.digit_logits_row(s.state.data(), s.head_logits.data());
-            } else {
-                state = d.draft.advance(state, d.embedding[token]);
-                head = d.draft.digit_logits(state).contiguous();
-                head_logits = head.data_ptr<float>();
-            }
+            d.draft.advance_row(s.state.data(), embedding + static_cast<int64_t>(token) * hidden_size,
+                                s.cell_scratch.data());
+            d.draft.digit_logits_row(s.state.data(), s.head_logits.data());
             float* row = rows + i * vocab;
-            fill_row(s, head_logits, in->sampling, row);
+            fill_row(s, s.head_logits.data(), in->sampling, row);
             token = d.argmax ? static_cast<int32_t>(std::max_element(row, row + vocab) - row)
                              : drafts::sample_index(d.rng, row, vocab);
             s.tokens[static_cast<size_t>(i)] = token;
