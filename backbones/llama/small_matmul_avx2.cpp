@@ -29,7 +29,9 @@ struct Avx2 {
     // M = 1: 1.05 0.97 0.88 0.87; M = 2: 1.30 1.24 1.24 1.27; M = 3: 1.30
     // 1.35 1.44 1.46; M = 4: 1.55 1.52 1.58 1.86.
     template <int M>
-    static constexpr int blocks_prefetched_ahead = M <= 2 ? 4 : 1;
+    static constexpr int64_t prefetch_distance(int64_t block_floats) {
+        return (M <= 2 ? 4 : 1) * block_floats;
+    }
 
     static void prefetch(const float* p) { _mm_prefetch(reinterpret_cast<const char*>(p), _MM_HINT_T0); }
     static reg zero() { return _mm256_setzero_ps(); }

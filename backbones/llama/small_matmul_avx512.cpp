@@ -25,8 +25,21 @@ struct Avx512 {
     // each piece slow; 4 rows keep M * R accumulators near the 32 registers.
     template <int M>
     static constexpr int rows_per_block = M <= 2 ? 1 : 4;
+    // Floats ahead of each piece that are prefetched: 12 KB whatever the
+    // block (for M <= 2, 12 rows of a 256-wide matrix or 4 of a 768-wide
+    // one; for M >= 3, 3 blocks of four 256-wide rows or 1 of four
+    // 768-wide). In the decoding loop the weights come from memory (what
+    // runs between passes evicts part of them from L3), ms per en-small pass
+    // with attention and logits, `cadenza bench --texts` on 12 texts, same
+    // 2-core Zen 5 VM, rounds alternating, floats ahead:
+    //              1 block    2048       2560       3072       3584       4096       6144
+    //   m = 1:   0.75-0.78  0.58-0.59  0.60-0.62  0.51-0.55  0.57       0.51-0.53  0.53-0.56
+    //   m = 5:   1.06-1.10  0.92-1.03  0.89-1.04  0.79-0.93  0.92-1.01  0.89-0.92  1.03-1.07
+    // bin/matmul_speed, whose weights stay in L3, had found one block best.
     template <int M>
-    static constexpr int blocks_prefetched_ahead = 1;
+    static constexpr int64_t prefetch_distance(int64_t /*block_floats*/) {
+        return 3072;
+    }
 
     static void prefetch(const float* p) { _mm_prefetch(reinterpret_cast<const char*>(p), _MM_HINT_T0); }
     static reg zero() { return _mm512_setzero_ps(); }

@@ -9,9 +9,9 @@
 // = a * b + c, add(a, b), prefetch(p), mask_t, mask(n) for the first n lanes,
 // load_partial(p, mask) (zero beyond n, reading nothing there), sum(reg),
 // rows_per_block<M>: how many weight rows one block streams side by side for
-// M rows of x, and blocks_prefetched_ahead<M>: how far ahead of the block
-// being multiplied its rows are prefetched (both chosen by measurement, see
-// the ISA's file).
+// M rows of x, and prefetch_distance<M>(block_floats): how many floats ahead
+// of each piece being multiplied the kernel prefetches, given a block's size
+// (both chosen by measurement, see the ISA's file).
 #pragma once
 
 #include <cstdint>
@@ -48,9 +48,9 @@ inline void matmul_block(const float* x, int64_t x_stride, const float* weight, 
     const float* w = weight + o * in;
     // The R rows are R short streams that restart every block, which the
     // hardware prefetcher follows poorly: each piece of them is fetched
-    // blocks_prefetched_ahead blocks ahead, into L1 (prefetches past the end
-    // do not fault).
-    const float* next = w + V::template blocks_prefetched_ahead<M> * R * in;
+    // prefetch_distance floats ahead, into L1 (prefetches past the end do not
+    // fault).
+    const float* next = w + V::template prefetch_distance<M>(R * in);
     // One piece at k of every row into acc[u], the loads done by `load`.
     auto piece = [&](int u, int64_t k, auto load) {
         reg wr[R];
