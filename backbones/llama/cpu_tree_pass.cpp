@@ -9,6 +9,7 @@
 #include "llama_model.h"
 #include "probability_row.h"
 #include "small_matmul.h"
+#include "row_combinations.h"
 
 namespace cadenza::llama {
 namespace {
@@ -32,31 +33,6 @@ void rotate_heads(float* row, int64_t heads, int64_t dim, const float* cos, cons
             row[i] = a * cos[i] - b * sin[i];
             row[i + half] = b * cos[i + half] + a * sin[i + half];
         }
-}
-
-// out[d] = sum_t weights[t] * values[t * dim + d], summed over t in order.
-// 64 columns at a time in a local accumulator the compiler keeps in
-// registers (through `out` it would load and store them for every t).
-#if defined(__x86_64__) && defined(__GNUC__)
-__attribute__((target_clones("avx2", "default")))
-#endif
-void weighted_rows(const float* weights, const float* values, int64_t count, int64_t dim, float* out) {
-    constexpr int64_t block = 64;
-    int64_t first = 0;
-    for (; first + block <= dim; first += block) {
-        float sum[block] = {};
-        for (int64_t t = 0; t < count; ++t) {
-            const float w = weights[t];
-            const float* v = values + t * dim + first;
-            for (int64_t d = 0; d < block; ++d) sum[d] += w * v[d];
-        }
-        std::memcpy(out + first, sum, sizeof(sum));
-    }
-    for (; first < dim; ++first) {
-        float sum = 0.0f;
-        for (int64_t t = 0; t < count; ++t) sum += weights[t] * values[t * dim + first];
-        out[first] = sum;
-    }
 }
 
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -101,6 +77,9 @@ TreeOutput cpu_tree_pass(const LlamaWeights& w, const RotaryEmbedding& rotary, K
     const float* sin_table = rotary.sin_table().data_ptr<float>();
     const auto scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(dim)));
     const float negative_infinity = -std::numeric_limits<float>::infinity();
+    // Scores as combinations of the key columns where that kernel is
+    // vectorized; otherwise as the small-m matmul's dot products with the key rows.
+    const bool scores_by_combination = combine_rows_vectorized();
 
     TreeOutput out;
     out.hidden = at::empty({n, size}, at::kFloat);
@@ -127,18 +106,12 @@ TreeOutput cpu_tree_pass(const LlamaWeights& w, const RotaryEmbedding& rotary, K
         project(normed, size, l.q_proj, l.q_bias, q.data());
         project(normed, size, l.k_proj, l.k_bias, k.data());
         project(normed, size, l.v_proj, l.v_bias, v.data());
-        float* key_rows = cache.key_rows(layer);
-        float* value_rows = cache.value_rows(layer);
         for (int64_t i = 0; i < n; ++i) {
             const float* cos = cos_table + positions[i] * dim;
             const float* sin = sin_table + positions[i] * dim;
             rotate_heads(&q[i * qw], heads, dim, cos, sin);
             rotate_heads(&k[i * kvw], kv_heads, dim, cos, sin);
-            for (int64_t h = 0; h < kv_heads; ++h) {
-                const int64_t row = (h * capacity + prefix + i) * dim;
-                std::memcpy(key_rows + row, &k[i * kvw + h * dim], sizeof(float) * dim);
-                std::memcpy(value_rows + row, &v[i * kvw + h * dim], sizeof(float) * dim);
-            }
+            cache.write_node(layer, i, &k[i * kvw], &v[i * kvw]);
         }
         // Per key/value head, its group's queries of every node at once
         // against the prefix and the pending nodes: row (j, i) of scores is
@@ -147,11 +120,14 @@ TreeOutput cpu_tree_pass(const LlamaWeights& w, const RotaryEmbedding& rotary, K
             for (int64_t j = 0; j < group; ++j)
                 for (int64_t i = 0; i < n; ++i)
                     std::memcpy(&grouped[(j * n + i) * dim], &q[i * qw + (h * group + j) * dim], sizeof(float) * dim);
-            const float* keys = key_rows + h * capacity * dim;
-            const float* values = value_rows + h * capacity * dim;
-            small_matmul_rows(kernel, grouped.data(), group * n, dim, keys, seen, dim, nullptr, scores.data(), seen,
-                              /*split=*/false);
-            for (int64_t j = 0; j < group; ++j)
+            const float* values = cache.value_rows(layer) + h * capacity * dim;
+            if (scores_by_combination)
+                combine_rows(grouped.data(), group * n, dim, cache.key_columns(layer) + h * dim * capacity, dim,
+                             capacity, seen, scores.data(), seen);
+            else
+                small_matmul_rows(kernel, grouped.data(), group * n, dim, cache.key_rows(layer) + h * capacity * dim,
+                                  seen, dim, nullptr, scores.data(), seen, /*split=*/false);
+            for (int64_t j = 0; j < group; ++j) {
                 for (int64_t i = 0; i < n; ++i) {
                     float* row = &scores[(j * n + i) * seen];
                     for (int64_t t = 0; t < n; ++t)
@@ -160,8 +136,11 @@ TreeOutput cpu_tree_pass(const LlamaWeights& w, const RotaryEmbedding& rotary, K
                     exponentiate_row(row, row, seen, row_max(row, seen), scale);
                     const auto inverse_total = static_cast<float>(1.0 / row_sum(row, seen));
                     for (int64_t t = 0; t < seen; ++t) row[t] *= inverse_total;
-                    weighted_rows(row, values, seen, dim, &attended[i * qw + (h * group + j) * dim]);
                 }
+                // Query head h * group + j of every node: node i's output at attended row i.
+                combine_rows(&scores[j * n * seen], n, seen, values, seen, dim, dim, &attended[(h * group + j) * dim],
+                             qw);
+            }
         }
         project(attended.data(), qw, l.o_proj, {}, projected.data());
         for (size_t i = 0; i < x.size(); ++i) x[i] += projected[i];

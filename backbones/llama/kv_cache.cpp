@@ -1,17 +1,20 @@
 #include "kv_cache.h"
 
+#include <cstring>
 #include <string>
 
 #include "cadenza/sdk/plugin_error.hpp"
 
 namespace cadenza::llama {
 
-KvCache::KvCache(const LlamaConfig& config, int64_t capacity, const at::Device& device) : capacity_(capacity) {
+KvCache::KvCache(const LlamaConfig& config, int64_t capacity, const at::Device& device)
+    : kv_heads_(config.num_key_value_heads), head_dim_(config.head_dim), capacity_(capacity) {
     if (capacity <= 0) throw sdk::Error(CDZ_STATUS_INVALID_ARGUMENT, "the cache capacity must be positive");
     const auto options = at::TensorOptions().dtype(at::kFloat).device(device);
     for (int64_t layer = 0; layer < config.num_hidden_layers; ++layer) {
         keys_.push_back(at::zeros({config.num_key_value_heads, capacity, config.head_dim}, options));
         values_.push_back(at::zeros({config.num_key_value_heads, capacity, config.head_dim}, options));
+        key_columns_.push_back(at::zeros({config.num_key_value_heads, config.head_dim, capacity}, options));
     }
 }
 
@@ -26,6 +29,20 @@ void KvCache::begin_pass(int64_t count) {
 void KvCache::write(int64_t layer, const at::Tensor& keys, const at::Tensor& values) {
     keys_[layer].narrow(1, length_, pending_).copy_(keys.transpose(0, 1));
     values_[layer].narrow(1, length_, pending_).copy_(values.transpose(0, 1));
+    key_columns_[layer].narrow(2, length_, pending_).copy_(keys.permute({1, 2, 0}));
+}
+
+void KvCache::write_node(int64_t layer, int64_t node, const float* keys, const float* values) {
+    float* key_rows = keys_[layer].data_ptr<float>();
+    float* value_rows = values_[layer].data_ptr<float>();
+    float* columns = key_columns_[layer].data_ptr<float>();
+    const int64_t position = length_ + node;
+    for (int64_t h = 0; h < kv_heads_; ++h) {
+        const int64_t row = (h * capacity_ + position) * head_dim_;
+        std::memcpy(key_rows + row, keys + h * head_dim_, sizeof(float) * head_dim_);
+        std::memcpy(value_rows + row, values + h * head_dim_, sizeof(float) * head_dim_);
+        for (int64_t d = 0; d < head_dim_; ++d) columns[(h * head_dim_ + d) * capacity_ + position] = keys[h * head_dim_ + d];
+    }
 }
 
 at::Tensor KvCache::keys(int64_t layer) const { return keys_[layer].narrow(1, 0, length_ + pending_); }
@@ -49,6 +66,7 @@ void KvCache::commit(const std::vector<int64_t>& path) {
         for (size_t layer = 0; layer < keys_.size(); ++layer) {
             keys_[layer].narrow(1, length_, count).copy_(keys_[layer].index_select(1, rows));
             values_[layer].narrow(1, length_, count).copy_(values_[layer].index_select(1, rows));
+            key_columns_[layer].narrow(2, length_, count).copy_(key_columns_[layer].index_select(2, rows));
         }
     }
     length_ += count;

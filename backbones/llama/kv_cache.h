@@ -1,7 +1,8 @@
 // A preallocated key/value cache for one sequence: per layer [kv_heads,
-// capacity, head_dim]. Positions [0, length) are committed; a forward pass
-// writes its nodes after them as pending; commit moves the kept nodes into
-// place (copying only those rows) and forgets the rest.
+// capacity, head_dim], the keys also as columns [kv_heads, head_dim,
+// capacity]. Positions [0, length) are committed; a forward pass writes its
+// nodes after them as pending; commit moves the kept nodes into place
+// (copying only those rows and columns) and forgets the rest.
 #pragma once
 
 #include <cstdint>
@@ -31,8 +32,16 @@ public:
     at::Tensor values(int64_t layer) const;
     // The same storage as raw rows (CPU caches only): head h's position p at
     // key_rows(layer)[(h * capacity() + p) * head_dim].
-    float* key_rows(int64_t layer) { return keys_[layer].data_ptr<float>(); }
-    float* value_rows(int64_t layer) { return values_[layer].data_ptr<float>(); }
+    const float* key_rows(int64_t layer) const { return keys_[layer].data_ptr<float>(); }
+    const float* value_rows(int64_t layer) const { return values_[layer].data_ptr<float>(); }
+    // The keys as columns (CPU caches only): head h's dimension d of position
+    // p at key_columns(layer)[(h * head_dim + d) * capacity() + p]. A query's
+    // scores against every position combine the rows of head h's [head_dim,
+    // capacity] block (row_combinations.h).
+    const float* key_columns(int64_t layer) const { return key_columns_[layer].data_ptr<float>(); }
+    // Writes node `node` of the pass (0 <= node < pending()) in `layer`: its
+    // keys and values [kv_heads * head_dim] (CPU caches only).
+    void write_node(int64_t layer, int64_t node, const float* keys, const float* values);
 
     // Keeps the pending nodes `path` (increasing indices into the last pass)
     // as the next committed positions.
@@ -41,8 +50,8 @@ public:
     void rewind(int64_t length);
 
 private:
-    std::vector<at::Tensor> keys_, values_;
-    int64_t capacity_;
+    std::vector<at::Tensor> keys_, values_, key_columns_;
+    int64_t kv_heads_, head_dim_, capacity_;
     int64_t length_ = 0;
     int64_t pending_ = 0;
 };

@@ -110,6 +110,31 @@ TEST(CpuTreePass, EqualsTheAtenPassOnChainsTreesAndCommits) {
     }
 }
 
+TEST(CpuTreePass, ReadsTheKeyColumnsTheAtenPassWroteAndCommitted) {
+    c10::InferenceMode inference;
+    const llama::LlamaConfig config = test::tiny_llasa_config();
+    LlamaModel cpu(llama::LlamaWeights::random(config, 5, at::kCPU), 256);
+    LlamaModel aten(llama::LlamaWeights::random(config, 5, at::kCPU), 256);
+    aten.use_cpu_tree_pass(false);
+    if (!cpu.uses_cpu_tree_pass()) GTEST_SKIP() << "no small-m kernel on this CPU";
+    // `mixed` is filled by ATen's pass, including a commit that moves rows,
+    // then read by the CPU pass; `reference` sees ATen's pass only.
+    KvCache mixed(config, 100, at::kCPU), reference(config, 100, at::kCPU);
+    std::mt19937 random(9);
+    const int vocab = static_cast<int>(config.vocab_size);
+    for (int step = 0; step < 6; ++step) {
+        const Tree tree = random_tree(random, 3 + step, vocab);
+        std::vector<int64_t> path;
+        for (int node = static_cast<int>(tree.tokens.size()) - 1; node >= 0; node = tree.parents[node])
+            path.insert(path.begin(), node);
+        const TreeOutput expected = aten.forward_tree(reference, tree.tokens, tree.parents, 0);
+        const TreeOutput got = (step < 3 ? aten : cpu).forward_tree(mixed, tree.tokens, tree.parents, 0);
+        EXPECT_LT(max_difference(got.logits, expected.logits), 1e-4) << "step " << step;
+        reference.commit(path);
+        mixed.commit(path);
+    }
+}
+
 TEST(CpuTreePass, PositionsBeyondTheRotaryTableAreRefused) {
     c10::InferenceMode inference;
     const llama::LlamaConfig config = test::tiny_llasa_config();

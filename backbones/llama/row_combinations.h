@@ -1,0 +1,27 @@
+// Rows of a combining rows of b: out row r = sum_k a[r][k] * b row k, the
+// product of a few rows of `a` with a row-major matrix b. The attention uses
+// it twice: value rows weighted by a query's probabilities, and a query's
+// scores against the keys stored as columns (KvCache::key_columns).
+#pragma once
+
+#include <cstdint>
+
+namespace cadenza::llama {
+
+// out[r * out_stride + j] = sum over k < count, in order, of a[r * a_stride +
+// k] * b[k * b_stride + j], for r < rows and j < width.
+void combine_rows(const float* a, int64_t rows, int64_t a_stride, const float* b, int64_t count, int64_t b_stride,
+                  int64_t width, float* out, int64_t out_stride);
+
+// Whether combine_rows runs its AVX-512 kernel (best_matmul_kernel() is
+// avx512): up to six rows of `a` share each sweep over b's rows, their sums
+// in registers, so the attention's scores are cheaper this way than through
+// the small-m matmul's dot products. Otherwise it runs plain loops, one row
+// of `a` at a time.
+bool combine_rows_vectorized();
+
+// The AVX-512 kernel (row_combinations_avx512.cpp), for CPUs with AVX-512F.
+void combine_rows_avx512(const float* a, int64_t rows, int64_t a_stride, const float* b, int64_t count,
+                         int64_t b_stride, int64_t width, float* out, int64_t out_stride);
+
+}  // namespace cadenza::llama

@@ -1,0 +1,93 @@
+// combine_rows for AVX-512F. This file alone is compiled with -mavx512f
+// -mavx2 -mfma (and without the precompiled header), and uses nothing from
+// the standard library, as small_matmul_avx512.cpp.
+#include <immintrin.h>
+
+#include "row_combinations.h"
+
+namespace cadenza::llama {
+namespace {
+
+// Rows r < R of out, columns [first, first + 16 C), the last piece only its
+// first `tail` lanes when Tail: the R * C sums stay in registers and each
+// 16-float piece of a row of b is loaded once for all R rows (R = 6, C = 4
+// use 28 of the 32 registers).
+template <int R, int C, bool Tail>
+inline void combine_block(const float* a, int64_t a_stride, const float* b, int64_t count, int64_t b_stride,
+                          int64_t first, int64_t tail, float* out, int64_t out_stride) {
+    const __mmask16 last = Tail ? static_cast<__mmask16>((1u << tail) - 1u) : static_cast<__mmask16>(0xFFFF);
+    __m512 sum[R][C];
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r)
+#pragma GCC unroll 4
+        for (int c = 0; c < C; ++c) sum[r][c] = _mm512_setzero_ps();
+    for (int64_t k = 0; k < count; ++k) {
+        const float* row = b + k * b_stride + first;
+        __m512 piece[C];
+#pragma GCC unroll 4
+        for (int c = 0; c < C; ++c)
+            piece[c] = Tail && c == C - 1 ? _mm512_maskz_loadu_ps(last, row + 16 * c) : _mm512_loadu_ps(row + 16 * c);
+#pragma GCC unroll 8
+        for (int r = 0; r < R; ++r) {
+            const __m512 weight = _mm512_set1_ps(a[r * a_stride + k]);
+#pragma GCC unroll 4
+            for (int c = 0; c < C; ++c) sum[r][c] = _mm512_fmadd_ps(weight, piece[c], sum[r][c]);
+        }
+    }
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r)
+#pragma GCC unroll 4
+        for (int c = 0; c < C; ++c) {
+            float* to = out + r * out_stride + first + 16 * c;
+            if (Tail && c == C - 1)
+                _mm512_mask_storeu_ps(to, last, sum[r][c]);
+            else
+                _mm512_storeu_ps(to, sum[r][c]);
+        }
+}
+
+template <int R, bool Tail>
+inline void combine_rest(const float* a, int64_t a_stride, const float* b, int64_t count, int64_t b_stride,
+                         int64_t first, int64_t pieces, int64_t tail, float* out, int64_t out_stride) {
+    switch (pieces) {
+        case 1: return combine_block<R, 1, Tail>(a, a_stride, b, count, b_stride, first, tail, out, out_stride);
+        case 2: return combine_block<R, 2, Tail>(a, a_stride, b, count, b_stride, first, tail, out, out_stride);
+        case 3: return combine_block<R, 3, Tail>(a, a_stride, b, count, b_stride, first, tail, out, out_stride);
+        case 4: return combine_block<R, 4, Tail>(a, a_stride, b, count, b_stride, first, tail, out, out_stride);
+        default: return;
+    }
+}
+
+template <int R>
+inline void combine_rows_of(const float* a, int64_t a_stride, const float* b, int64_t count, int64_t b_stride,
+                            int64_t width, float* out, int64_t out_stride) {
+    int64_t first = 0;
+    for (; first + 64 <= width; first += 64)
+        combine_block<R, 4, false>(a, a_stride, b, count, b_stride, first, 0, out, out_stride);
+    const int64_t left = width - first, tail = left % 16;
+    if (tail > 0)
+        combine_rest<R, true>(a, a_stride, b, count, b_stride, first, left / 16 + 1, tail, out, out_stride);
+    else
+        combine_rest<R, false>(a, a_stride, b, count, b_stride, first, left / 16, 0, out, out_stride);
+}
+
+}  // namespace
+
+void combine_rows_avx512(const float* a, int64_t rows, int64_t a_stride, const float* b, int64_t count,
+                         int64_t b_stride, int64_t width, float* out, int64_t out_stride) {
+    constexpr int64_t most = 6;
+    for (int64_t r = 0; r < rows; r += most) {
+        const float* ar = a + r * a_stride;
+        float* o = out + r * out_stride;
+        switch (rows - r) {
+            case 1: combine_rows_of<1>(ar, a_stride, b, count, b_stride, width, o, out_stride); break;
+            case 2: combine_rows_of<2>(ar, a_stride, b, count, b_stride, width, o, out_stride); break;
+            case 3: combine_rows_of<3>(ar, a_stride, b, count, b_stride, width, o, out_stride); break;
+            case 4: combine_rows_of<4>(ar, a_stride, b, count, b_stride, width, o, out_stride); break;
+            case 5: combine_rows_of<5>(ar, a_stride, b, count, b_stride, width, o, out_stride); break;
+            default: combine_rows_of<6>(ar, a_stride, b, count, b_stride, width, o, out_stride);
+        }
+    }
+}
+
+}  // namespace cadenza::llama
