@@ -30,7 +30,7 @@ void LanguageModelTask::set_code_digits(CodeDigitEmbedding digits) {
 
 void LanguageModelTask::refresh_embedding() {
     if (!digits_.enabled()) return;
-    llama::LlamaWeights& weights = model_.weights();
+    llama::LlamaWeights& weights = model_.mutable_weights();
     weights.embed_tokens = digits_.table(free_embedding_);
     weights.lm_head = weights.embed_tokens;
 }

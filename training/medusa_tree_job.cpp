@@ -42,7 +42,8 @@ void run_medusa_tree_job(const MedusaTreeJob& options, std::ostream& out) {
     const llama::LlamaConfig config = llama::LlamaConfig::from_file(config_path);
 
     c10::InferenceMode inference;
-    const llama::LlamaModel model(llama::LlamaWeights::load(target, config, at::kCPU), config.max_position_embeddings);
+    llama::LlamaModel model(llama::LlamaWeights::load(target, config, at::kCPU), config.max_position_embeddings);
+    model.pack_panels();  // backbone.llama's pass, so that the tree is built for its cost
     const drafts::DraftHeads heads(options.heads, model.weights().lm_head);
     if (heads.vocab_size() != config.vocab_size)
         throw Error(CDZ_STATUS_INVALID_ARGUMENT, options.target + ": the output head has " +

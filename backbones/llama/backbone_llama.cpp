@@ -100,6 +100,7 @@ cdz_status* create(const cdz_instance_args* args, void** out_ctx) {
         within(info.audio_token_offset, info.audio_token_count, "the audio token");
         within(std::max(info.audio_start_token, info.end_token), 1, "the special token");
         backbone->model = std::make_unique<LlamaModel>(std::move(weights), max_positions);
+        backbone->model->pack_panels();
         *out_ctx = backbone.release();
     });
 }

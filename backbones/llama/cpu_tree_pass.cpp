@@ -59,7 +59,8 @@ bool cpu_tree_pass_applies(const LlamaWeights& w) {
     return plain;
 }
 
-TreeOutput cpu_tree_pass(const LlamaWeights& w, const RotaryEmbedding& rotary, KvCache& cache,
+TreeOutput cpu_tree_pass(const LlamaWeights& w, const PanelWeights* panels, const RotaryEmbedding& rotary,
+                         KvCache& cache,
                          const std::vector<int32_t>& tokens, const std::vector<int64_t>& positions,
                          const std::vector<uint8_t>& visible, int64_t logits_from) {
     const LlamaConfig& c = w.config;
@@ -95,17 +96,23 @@ TreeOutput cpu_tree_pass(const LlamaWeights& w, const RotaryEmbedding& rotary, K
     for (int64_t i = 0; i < n; ++i)
         std::memcpy(&x[i * size], embedding + static_cast<int64_t>(tokens[i]) * size, sizeof(float) * size);
     auto data = [](const at::Tensor& t) { return t.defined() ? t.data_ptr<float>() : nullptr; };
-    auto project = [&](const float* in, int64_t width, const at::Tensor& weight, const at::Tensor& bias, float* y) {
-        small_matmul_rows(kernel, in, n, width, weight.data_ptr<float>(), weight.size(0), width, data(bias), y,
-                          weight.size(0));
+    // y [n, out] = in [n, width] W^T (+ bias), W's panels when there are.
+    auto project = [&](const float* in, int64_t width, const at::Tensor& weight, const PanelMatrix* panel,
+                       const at::Tensor& bias, float* y) {
+        if (panel)
+            combine_panels(in, n, width, panel->data(), width, panel->out, data(bias), y, panel->out);
+        else
+            small_matmul_rows(kernel, in, n, width, weight.data_ptr<float>(), weight.size(0), width, data(bias), y,
+                              weight.size(0));
     };
 
     for (int64_t layer = 0; layer < c.num_hidden_layers; ++layer) {
         const LayerWeights& l = w.layers[layer];
+        const PanelLayer* p = panels ? &panels->layers[layer] : nullptr;
         rms_norm_rows(x.data(), n, size, l.input_norm.data_ptr<float>(), c.rms_norm_eps, normed);
-        project(normed, size, l.q_proj, l.q_bias, q.data());
-        project(normed, size, l.k_proj, l.k_bias, k.data());
-        project(normed, size, l.v_proj, l.v_bias, v.data());
+        project(normed, size, l.q_proj, p ? &p->q_proj : nullptr, l.q_bias, q.data());
+        project(normed, size, l.k_proj, p ? &p->k_proj : nullptr, l.k_bias, k.data());
+        project(normed, size, l.v_proj, p ? &p->v_proj : nullptr, l.v_bias, v.data());
         for (int64_t i = 0; i < n; ++i) {
             const float* cos = cos_table + positions[i] * dim;
             const float* sin = sin_table + positions[i] * dim;
@@ -142,20 +149,24 @@ TreeOutput cpu_tree_pass(const LlamaWeights& w, const RotaryEmbedding& rotary, K
                              qw);
             }
         }
-        project(attended.data(), qw, l.o_proj, {}, projected.data());
+        project(attended.data(), qw, l.o_proj, p ? &p->o_proj : nullptr, {}, projected.data());
         for (size_t i = 0; i < x.size(); ++i) x[i] += projected[i];
         rms_norm_rows(x.data(), n, size, l.post_attention_norm.data_ptr<float>(), c.rms_norm_eps, normed);
-        project(normed, size, l.gate_proj, {}, gate.data());
-        project(normed, size, l.up_proj, {}, up.data());
+        project(normed, size, l.gate_proj, p ? &p->gate_proj : nullptr, {}, gate.data());
+        project(normed, size, l.up_proj, p ? &p->up_proj : nullptr, {}, up.data());
         swiglu(gate.data(), up.data(), n * inter, activated.data());
-        project(activated.data(), inter, l.down_proj, {}, projected.data());
+        project(activated.data(), inter, l.down_proj, p ? &p->down_proj : nullptr, {}, projected.data());
         for (size_t i = 0; i < x.size(); ++i) x[i] += projected[i];
     }
     rms_norm_rows(x.data(), n, size, w.norm.data_ptr<float>(), c.rms_norm_eps, normed);
     if (logits_from < n) {
         out.logits = at::empty({n - logits_from, c.vocab_size}, at::kFloat);
-        small_matmul_rows(kernel, normed + logits_from * size, n - logits_from, size, w.lm_head.data_ptr<float>(),
-                          c.vocab_size, size, nullptr, out.logits.data_ptr<float>(), c.vocab_size);
+        if (panels)
+            combine_panels(normed + logits_from * size, n - logits_from, size, panels->lm_head.data(), size,
+                           c.vocab_size, nullptr, out.logits.data_ptr<float>(), c.vocab_size);
+        else
+            small_matmul_rows(kernel, normed + logits_from * size, n - logits_from, size, w.lm_head.data_ptr<float>(),
+                              c.vocab_size, size, nullptr, out.logits.data_ptr<float>(), c.vocab_size);
     }
     return out;
 }

@@ -4,8 +4,9 @@
 // threading whatever the rows: on en-small (6 layers, 256 wide) they cost as
 // much as the projections themselves (a one-token pass ~2.0 ms, of which the
 // projections' kernel 1.05 ms). Here every projection is one call of the
-// small-m kernel on the pass's own buffers, attention is the kernel against
-// the cache's key rows plus a softmax and a weighted sum of value rows, and
+// small-m kernel (or of the panel kernel) on the pass's own buffers,
+// attention is the queries' scores against the cache's keys, a softmax and a
+// weighted sum of value rows, and
 // norms, rotary positions and SwiGLU are loops. Same arithmetic as the ATen
 // path up to the order of float sums.
 #pragma once
@@ -15,6 +16,7 @@
 
 #include "kv_cache.h"
 #include "llama_weights.h"
+#include "panel_weights.h"
 #include "rotary_embedding.h"
 
 namespace cadenza::llama {
@@ -29,8 +31,11 @@ bool cpu_tree_pass_applies(const LlamaWeights& weights);
 // tokens[i] at positions[i] (below rotary.max_positions(); checked) and sees
 // the committed prefix plus pending node j where visible[i * n + j]. Writes
 // the nodes' keys and values into the cache; logits for nodes
-// [logits_from, n) only.
-TreeOutput cpu_tree_pass(const LlamaWeights& weights, const RotaryEmbedding& rotary, KvCache& cache,
+// [logits_from, n) only. With `panels` (the same matrices as panels) the
+// projections and the logits are combinations of panels; without, the
+// small-m matmul kernel's dot products with the matrices' rows.
+TreeOutput cpu_tree_pass(const LlamaWeights& weights, const PanelWeights* panels, const RotaryEmbedding& rotary,
+                         KvCache& cache,
                          const std::vector<int32_t>& tokens, const std::vector<int64_t>& positions,
                          const std::vector<uint8_t>& visible, int64_t logits_from);
 

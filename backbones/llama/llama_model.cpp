@@ -9,6 +9,7 @@
 
 #include "cadenza/sdk/plugin_error.hpp"
 #include "cpu_tree_pass.h"
+#include "row_combinations.h"
 #include "huge_pages.h"
 #include "projection.h"
 
@@ -31,6 +32,13 @@ LlamaModel::LlamaModel(LlamaWeights weights, int64_t max_positions)
 }
 
 bool LlamaModel::uses_cpu_tree_pass() const { return cpu_tree_pass_ && cpu_tree_pass_applies(weights_); }
+
+void LlamaModel::pack_panels() {
+    if (!uses_cpu_tree_pass() || !combine_rows_vectorized()) return;
+    auto panels = std::make_unique<PanelWeights>(PanelWeights::pack(weights_));
+    request_huge_pages(panels->tensors());
+    panels_ = std::move(panels);
+}
 
 at::Tensor LlamaModel::rms_norm(const at::Tensor& x, const at::Tensor& weight) const {
     const at::Tensor variance = x.pow(2).mean(-1, /*keepdim=*/true);
@@ -60,7 +68,8 @@ TreeOutput LlamaModel::forward_tree(KvCache& cache, const std::vector<int32_t>& 
         visible[i * n + i] = 1;
     }
     cache.begin_pass(n);
-    if (uses_cpu_tree_pass()) return cpu_tree_pass(weights_, rotary_, cache, tokens, positions, visible, logits_from);
+    if (uses_cpu_tree_pass())
+        return cpu_tree_pass(weights_, panels_.get(), rotary_, cache, tokens, positions, visible, logits_from);
     // Verification batches are not padded to a favourable size: with the
     // small-m kernel (projection.cpp) a pass costs more with every node, as
     // sgemm did not (150M model, ms for m = 3..8: 23.5 25.0 25.4 26.0 25.9 26.3;

@@ -6,12 +6,14 @@
 
 #include <cstdint>
 #include <limits>
+#include <memory>
 #include <vector>
 
 #include <ATen/ATen.h>
 
 #include "kv_cache.h"
 #include "llama_weights.h"
+#include "panel_weights.h"
 #include "rotary_embedding.h"
 
 namespace cadenza::llama {
@@ -36,7 +38,11 @@ public:
 
     const LlamaConfig& config() const { return weights_.config; }
     const LlamaWeights& weights() const { return weights_; }
-    LlamaWeights& weights() { return weights_; }
+    // For changing the weights (training): drops the panels, which would not follow.
+    LlamaWeights& mutable_weights() {
+        panels_.reset();
+        return weights_;
+    }
     at::Device device() const { return weights_.embed_tokens.device(); }
 
     // Evaluates a token tree after the cache's committed prefix: node i
@@ -60,6 +66,13 @@ public:
     // operators (any device; tests compare the two).
     void use_cpu_tree_pass(bool enabled) { cpu_tree_pass_ = enabled; }
     bool uses_cpu_tree_pass() const;
+    // Makes the CPU pass's projections combinations of panels (panel_weights.h)
+    // where the AVX-512 row-combination kernel runs, at the cost of a second
+    // copy of the matrices; no-op elsewhere. For inference, once the weights
+    // are final: mutable_weights() drops the panels, but a change made in
+    // place through the tensors (an optimizer's step) would not be seen.
+    void pack_panels();
+    bool has_panels() const { return panels_ != nullptr; }
 
     // The transformer layers on their own, for models built from a subset
     // of another's layers: input and output [batch, time, hidden].
@@ -71,6 +84,7 @@ private:
     LlamaWeights weights_;
     RotaryEmbedding rotary_;
     bool cpu_tree_pass_;
+    std::unique_ptr<const PanelWeights> panels_;
 };
 
 }  // namespace cadenza::llama

@@ -2,6 +2,7 @@
 
 #include <cstring>
 
+#include "cadenza/sdk/plugin_error.hpp"
 #include "small_matmul.h"
 
 namespace cadenza::llama {
@@ -45,6 +46,16 @@ void combine_rows(const float* a, int64_t rows, int64_t a_stride, const float* b
         return;
     }
     for (int64_t r = 0; r < rows; ++r) combine_row(a + r * a_stride, b, count, b_stride, width, out + r * out_stride);
+}
+
+void combine_panels(const float* x, int64_t m, int64_t x_stride, const float* panels, int64_t in, int64_t out,
+                    const float* bias, float* y, int64_t y_stride) {
+    if (!combine_rows_vectorized())
+        throw sdk::Error(CDZ_STATUS_INTERNAL, "combine_panels needs the AVX-512 kernel");
+    combine_panels_avx512(x, m, x_stride, panels, in, out, y, y_stride);
+    if (bias)
+        for (int64_t i = 0; i < m; ++i)
+            for (int64_t o = 0; o < out; ++o) y[i * y_stride + o] += bias[o];
 }
 
 }  // namespace cadenza::llama

@@ -20,8 +20,18 @@ void combine_rows(const float* a, int64_t rows, int64_t a_stride, const float* b
 // of `a` at a time.
 bool combine_rows_vectorized();
 
-// The AVX-512 kernel (row_combinations_avx512.cpp), for CPUs with AVX-512F.
+// y = x W^T + bias for W as panels (panel_weights.h: `panels` holds
+// ceil(out / 64) panels [in, 64]): for each panel, combine_rows of the m rows
+// of x (row i at x + i * x_stride) with the panel's rows, the panel
+// prefetched as one stream; y row i at y + i * y_stride, columns [0, out).
+// AVX-512 only (combine_rows_vectorized()).
+void combine_panels(const float* x, int64_t m, int64_t x_stride, const float* panels, int64_t in, int64_t out,
+                    const float* bias, float* y, int64_t y_stride);
+
+// The AVX-512 kernels (row_combinations_avx512.cpp), for CPUs with AVX-512F.
 void combine_rows_avx512(const float* a, int64_t rows, int64_t a_stride, const float* b, int64_t count,
                          int64_t b_stride, int64_t width, float* out, int64_t out_stride);
+void combine_panels_avx512(const float* x, int64_t m, int64_t x_stride, const float* panels, int64_t in, int64_t out,
+                           float* y, int64_t y_stride);
 
 }  // namespace cadenza::llama

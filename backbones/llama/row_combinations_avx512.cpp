@@ -12,7 +12,11 @@ namespace {
 // first `tail` lanes when Tail: the R * C sums stay in registers and each
 // 16-float piece of a row of b is loaded once for all R rows (R = 6, C = 4
 // use 28 of the 32 registers).
-template <int R, int C, bool Tail>
+// With Prefetch, b is one contiguous stream (a panel: b_stride = 16 C) and
+// each of its lines is prefetched `prefetch_floats` ahead.
+constexpr int64_t prefetch_floats = 3072;
+
+template <int R, int C, bool Tail, bool Prefetch = false>
 inline void combine_block(const float* a, int64_t a_stride, const float* b, int64_t count, int64_t b_stride,
                           int64_t first, int64_t tail, float* out, int64_t out_stride) {
     const __mmask16 last = Tail ? static_cast<__mmask16>((1u << tail) - 1u) : static_cast<__mmask16>(0xFFFF);
@@ -23,6 +27,11 @@ inline void combine_block(const float* a, int64_t a_stride, const float* b, int6
         for (int c = 0; c < C; ++c) sum[r][c] = _mm512_setzero_ps();
     for (int64_t k = 0; k < count; ++k) {
         const float* row = b + k * b_stride + first;
+        if constexpr (Prefetch) {
+#pragma GCC unroll 4
+            for (int c = 0; c < C; ++c)
+                _mm_prefetch(reinterpret_cast<const char*>(row + prefetch_floats + 16 * c), _MM_HINT_T0);
+        }
         __m512 piece[C];
 #pragma GCC unroll 4
         for (int c = 0; c < C; ++c)
@@ -71,7 +80,44 @@ inline void combine_rows_of(const float* a, int64_t a_stride, const float* b, in
         combine_rest<R, false>(a, a_stride, b, count, b_stride, first, left / 16, 0, out, out_stride);
 }
 
+// One panel [in, 64] (the last `width` < 64 columns wide) for rows of x in
+// blocks of six; a second block reads the panel from L1/L2.
+template <int R>
+inline void combine_panel(const float* x, int64_t x_stride, const float* panel, int64_t in, int64_t width, float* y,
+                          int64_t y_stride) {
+    if (width == 64) {
+        combine_block<R, 4, false, true>(x, x_stride, panel, in, 64, 0, 0, y, y_stride);
+        return;
+    }
+    const int64_t tail = width % 16;
+    if (tail > 0)
+        combine_rest<R, true>(x, x_stride, panel, in, 64, 0, width / 16 + 1, tail, y, y_stride);
+    else
+        combine_rest<R, false>(x, x_stride, panel, in, 64, 0, width / 16, 0, y, y_stride);
+}
+
 }  // namespace
+
+void combine_panels_avx512(const float* x, int64_t m, int64_t x_stride, const float* panels, int64_t in, int64_t out,
+                           float* y, int64_t y_stride) {
+    constexpr int64_t most = 6;
+    for (int64_t first = 0; first < out; first += 64) {
+        const float* panel = panels + (first / 64) * in * 64;
+        const int64_t width = out - first < 64 ? out - first : 64;
+        for (int64_t r = 0; r < m; r += most) {
+            const float* xr = x + r * x_stride;
+            float* yr = y + r * y_stride + first;
+            switch (m - r) {
+                case 1: combine_panel<1>(xr, x_stride, panel, in, width, yr, y_stride); break;
+                case 2: combine_panel<2>(xr, x_stride, panel, in, width, yr, y_stride); break;
+                case 3: combine_panel<3>(xr, x_stride, panel, in, width, yr, y_stride); break;
+                case 4: combine_panel<4>(xr, x_stride, panel, in, width, yr, y_stride); break;
+                case 5: combine_panel<5>(xr, x_stride, panel, in, width, yr, y_stride); break;
+                default: combine_panel<6>(xr, x_stride, panel, in, width, yr, y_stride);
+            }
+        }
+    }
+}
 
 void combine_rows_avx512(const float* a, int64_t rows, int64_t a_stride, const float* b, int64_t count,
                          int64_t b_stride, int64_t width, float* out, int64_t out_stride) {

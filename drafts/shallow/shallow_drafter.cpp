@@ -172,6 +172,7 @@ cdz_status* create(const cdz_instance_args* args, void** out_ctx) {
         c10::InferenceMode inference;
         drafter->model = std::make_unique<LlamaModel>(LlamaWeights::load(model, config, device),
                                                       config.max_position_embeddings);
+        drafter->model->pack_panels();
         drafter->max_positions = config.max_position_embeddings;
         load_code_digit_head(*drafter, model);
         if (drafter->digits)

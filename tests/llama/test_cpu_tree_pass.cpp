@@ -40,12 +40,13 @@ Tree random_tree(std::mt19937& random, int n, int vocab) {
 // cache, fed the same trees and commits.
 class BothPasses {
 public:
-    explicit BothPasses(const llama::LlamaConfig& config, uint64_t seed)
+    BothPasses(const llama::LlamaConfig& config, uint64_t seed, bool panels)
         : cpu_(llama::LlamaWeights::random(config, seed, at::kCPU), 256),
           aten_(llama::LlamaWeights::random(config, seed, at::kCPU), 256),
           cpu_cache_(config, 200, at::kCPU),
           aten_cache_(config, 200, at::kCPU) {
         aten_.use_cpu_tree_pass(false);
+        if (panels) cpu_.pack_panels();
     }
 
     bool cpu_pass_runs() const { return cpu_.uses_cpu_tree_pass(); }
@@ -77,13 +78,17 @@ private:
     KvCache cpu_cache_, aten_cache_;
 };
 
+// With panels where the AVX-512 kernel runs (elsewhere pack_panels does
+// nothing and both cases take the matrices' rows).
 TEST(CpuTreePass, EqualsTheAtenPassOnChainsTreesAndCommits) {
     c10::InferenceMode inference;
+    for (const bool panels : {false, true})
     for (const bool bias : {false, true}) {
         llama::LlamaConfig config = test::tiny_llasa_config();
         config.attention_bias = bias;
-        BothPasses passes(config, bias ? 11 : 7);
+        BothPasses passes(config, bias ? 11 : 7, panels);
         if (!passes.cpu_pass_runs()) GTEST_SKIP() << "no small-m kernel on this CPU: forward_tree takes ATen's path";
+        SCOPED_TRACE(panels ? "panels" : "rows");
         std::mt19937 random(bias ? 3 : 5);
         // A prompt of 23 tokens as one chain (three groups of the kernel's 8 rows).
         Tree prompt;

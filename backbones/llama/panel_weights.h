@@ -1,0 +1,43 @@
+// The CPU pass's matrices as panels: each [out, in] projection stored as
+// ceil(out / 64) panels of 64 outputs, panel p = rows [64 p, 64 p + 64) of
+// the matrix transposed, [in, 64] row-major, the last padded with zeros.
+// x W^T is then, panel by panel, a combination of the panel's rows weighted
+// by the rows of x (combine_panels in row_combinations.h): each panel is one
+// contiguous stream, all rows of x share each of its loads, and no sum is
+// horizontal. A copy of the weights, taken when the model is made ready for
+// inference (LlamaModel::pack_panels): training changes the row-major
+// tensors, which the panels would not follow.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include <ATen/ATen.h>
+
+#include "llama_weights.h"
+
+namespace cadenza::llama {
+
+struct PanelMatrix {
+    at::Tensor panels;  // [ceil(out / 64), in, 64] float32
+    int64_t out = 0, in = 0;
+
+    static constexpr int64_t width = 64;
+    // From a contiguous float32 CPU matrix [out, in].
+    static PanelMatrix pack(const at::Tensor& matrix);
+    const float* data() const { return panels.data_ptr<float>(); }
+};
+
+struct PanelLayer {
+    PanelMatrix q_proj, k_proj, v_proj, o_proj, gate_proj, up_proj, down_proj;
+};
+
+struct PanelWeights {
+    std::vector<PanelLayer> layers;
+    PanelMatrix lm_head;
+
+    static PanelWeights pack(const LlamaWeights& weights);
+    std::vector<at::Tensor> tensors() const;  // every panel tensor (for huge pages)
+};
+
+}  // namespace cadenza::llama
