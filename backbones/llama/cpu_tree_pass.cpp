@@ -8,8 +8,8 @@
 #include "cadenza/sdk/plugin_error.hpp"
 #include "llama_model.h"
 #include "probability_row.h"
-#include "small_matmul.h"
 #include "row_combinations.h"
+#include "small_matmul.h"
 
 namespace cadenza::llama {
 namespace {
@@ -60,8 +60,7 @@ bool cpu_tree_pass_applies(const LlamaWeights& w) {
 }
 
 TreeOutput cpu_tree_pass(const LlamaWeights& w, const PanelWeights* panels, const RotaryEmbedding& rotary,
-                         KvCache& cache,
-                         const std::vector<int32_t>& tokens, const std::vector<int64_t>& positions,
+                         KvCache& cache, const std::vector<int32_t>& tokens, const std::vector<int64_t>& positions,
                          const std::vector<uint8_t>& visible, int64_t logits_from) {
     const LlamaConfig& c = w.config;
     const MatmulKernel kernel = best_matmul_kernel();

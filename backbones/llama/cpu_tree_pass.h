@@ -5,10 +5,9 @@
 // much as the projections themselves (a one-token pass ~2.0 ms, of which the
 // projections' kernel 1.05 ms). Here every projection is one call of the
 // small-m kernel (or of the panel kernel) on the pass's own buffers,
-// attention is the queries' scores against the cache's keys, a softmax and a
-// weighted sum of value rows, and
-// norms, rotary positions and SwiGLU are loops. Same arithmetic as the ATen
-// path up to the order of float sums.
+// attention is the queries' scores against the cache's keys, a softmax and
+// a weighted sum of value rows, and norms, rotary positions and SwiGLU are
+// loops. Same arithmetic as the ATen path up to the order of float sums.
 #pragma once
 
 #include <cstdint>
@@ -35,8 +34,7 @@ bool cpu_tree_pass_applies(const LlamaWeights& weights);
 // projections and the logits are combinations of panels; without, the
 // small-m matmul kernel's dot products with the matrices' rows.
 TreeOutput cpu_tree_pass(const LlamaWeights& weights, const PanelWeights* panels, const RotaryEmbedding& rotary,
-                         KvCache& cache,
-                         const std::vector<int32_t>& tokens, const std::vector<int64_t>& positions,
+                         KvCache& cache, const std::vector<int32_t>& tokens, const std::vector<int64_t>& positions,
                          const std::vector<uint8_t>& visible, int64_t logits_from);
 
 }  // namespace cadenza::llama

@@ -41,7 +41,8 @@ void KvCache::write_node(int64_t layer, int64_t node, const float* keys, const f
         const int64_t row = (h * capacity_ + position) * head_dim_;
         std::memcpy(key_rows + row, keys + h * head_dim_, sizeof(float) * head_dim_);
         std::memcpy(value_rows + row, values + h * head_dim_, sizeof(float) * head_dim_);
-        for (int64_t d = 0; d < head_dim_; ++d) columns[(h * head_dim_ + d) * capacity_ + position] = keys[h * head_dim_ + d];
+        for (int64_t d = 0; d < head_dim_; ++d)
+            columns[(h * head_dim_ + d) * capacity_ + position] = keys[h * head_dim_ + d];
     }
 }
 

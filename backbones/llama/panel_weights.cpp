@@ -35,7 +35,8 @@ PanelWeights PanelWeights::pack(const LlamaWeights& weights) {
 std::vector<at::Tensor> PanelWeights::tensors() const {
     std::vector<at::Tensor> all;
     for (const PanelLayer& l : layers)
-        for (const PanelMatrix* m : {&l.q_proj, &l.k_proj, &l.v_proj, &l.o_proj, &l.gate_proj, &l.up_proj, &l.down_proj})
+        for (const PanelMatrix* m :
+             {&l.q_proj, &l.k_proj, &l.v_proj, &l.o_proj, &l.gate_proj, &l.up_proj, &l.down_proj})
             all.push_back(m->panels);
     all.push_back(lm_head.panels);
     return all;
