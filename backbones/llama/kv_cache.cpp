@@ -14,7 +14,8 @@ KvCache::KvCache(const LlamaConfig& config, int64_t capacity, const at::Device& 
     for (int64_t layer = 0; layer < config.num_hidden_layers; ++layer) {
         keys_.push_back(at::zeros({config.num_key_value_heads, capacity, config.head_dim}, options));
         values_.push_back(at::zeros({config.num_key_value_heads, capacity, config.head_dim}, options));
-        key_columns_.push_back(at::zeros({config.num_key_value_heads, config.head_dim, capacity}, options));
+        if (device.is_cpu())
+            key_columns_.push_back(at::zeros({config.num_key_value_heads, config.head_dim, capacity}, options));
     }
 }
 
@@ -29,7 +30,7 @@ void KvCache::begin_pass(int64_t count) {
 void KvCache::write(int64_t layer, const at::Tensor& keys, const at::Tensor& values) {
     keys_[layer].narrow(1, length_, pending_).copy_(keys.transpose(0, 1));
     values_[layer].narrow(1, length_, pending_).copy_(values.transpose(0, 1));
-    key_columns_[layer].narrow(2, length_, pending_).copy_(keys.permute({1, 2, 0}));
+    if (!key_columns_.empty()) key_columns_[layer].narrow(2, length_, pending_).copy_(keys.permute({1, 2, 0}));
 }
 
 void KvCache::write_node(int64_t layer, int64_t node, const float* keys, const float* values) {
@@ -67,7 +68,8 @@ void KvCache::commit(const std::vector<int64_t>& path) {
         for (size_t layer = 0; layer < keys_.size(); ++layer) {
             keys_[layer].narrow(1, length_, count).copy_(keys_[layer].index_select(1, rows));
             values_[layer].narrow(1, length_, count).copy_(values_[layer].index_select(1, rows));
-            key_columns_[layer].narrow(2, length_, count).copy_(key_columns_[layer].index_select(2, rows));
+            if (!key_columns_.empty())
+                key_columns_[layer].narrow(2, length_, count).copy_(key_columns_[layer].index_select(2, rows));
         }
     }
     length_ += count;

@@ -1,8 +1,9 @@
 // A preallocated key/value cache for one sequence: per layer [kv_heads,
-// capacity, head_dim], the keys also as columns [kv_heads, head_dim,
-// capacity]. Positions [0, length) are committed; a forward pass writes its
-// nodes after them as pending; commit moves the kept nodes into place
-// (copying only those rows and columns) and forgets the rest.
+// capacity, head_dim], on the CPU the keys also as columns [kv_heads,
+// head_dim, capacity] (only cpu_tree_pass reads them). Positions [0,
+// length) are committed; a forward pass writes its nodes after them as
+// pending; commit moves the kept nodes into place (copying only those rows
+// and columns) and forgets the rest.
 #pragma once
 
 #include <cstdint>

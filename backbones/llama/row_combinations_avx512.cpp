@@ -80,60 +80,58 @@ inline void combine_rows_of(const float* a, int64_t a_stride, const float* b, in
         combine_rest<R, false>(a, a_stride, b, count, b_stride, first, left / 16, 0, out, out_stride);
 }
 
-// One panel [in, 64] (the last `width` < 64 columns wide) for rows of x in
-// blocks of six; a second block reads the panel from L1/L2.
+// One panel [in, 64] (the last `width` < 64 columns wide): whole panels as
+// one prefetched stream.
 template <int R>
 inline void combine_panel(const float* x, int64_t x_stride, const float* panel, int64_t in, int64_t width, float* y,
                           int64_t y_stride) {
-    if (width == 64) {
+    if (width == 64)
         combine_block<R, 4, false, true>(x, x_stride, panel, in, 64, 0, 0, y, y_stride);
-        return;
-    }
-    const int64_t tail = width % 16;
-    if (tail > 0)
-        combine_rest<R, true>(x, x_stride, panel, in, 64, 0, width / 16 + 1, tail, y, y_stride);
     else
-        combine_rest<R, false>(x, x_stride, panel, in, 64, 0, width / 16, 0, y, y_stride);
+        combine_rows_of<R>(x, x_stride, panel, in, 64, width, y, y_stride);
+}
+
+template <int R>
+struct RowCount {
+    static constexpr int value = R;
+};
+
+// body(RowCount<R>{}, r) for the rows [r, r + R) of `rows`, R at most six;
+// a second block of rows reads b again, from L1/L2.
+template <class Body>
+inline void in_blocks_of_six(int64_t rows, Body body) {
+    for (int64_t r = 0; r < rows; r += 6) {
+        switch (rows - r) {
+            case 1: body(RowCount<1>{}, r); break;
+            case 2: body(RowCount<2>{}, r); break;
+            case 3: body(RowCount<3>{}, r); break;
+            case 4: body(RowCount<4>{}, r); break;
+            case 5: body(RowCount<5>{}, r); break;
+            default: body(RowCount<6>{}, r);
+        }
+    }
 }
 
 }  // namespace
 
 void combine_panels_avx512(const float* x, int64_t m, int64_t x_stride, const float* panels, int64_t in, int64_t out,
                            float* y, int64_t y_stride) {
-    constexpr int64_t most = 6;
     for (int64_t first = 0; first < out; first += 64) {
         const float* panel = panels + (first / 64) * in * 64;
         const int64_t width = out - first < 64 ? out - first : 64;
-        for (int64_t r = 0; r < m; r += most) {
-            const float* xr = x + r * x_stride;
-            float* yr = y + r * y_stride + first;
-            switch (m - r) {
-                case 1: combine_panel<1>(xr, x_stride, panel, in, width, yr, y_stride); break;
-                case 2: combine_panel<2>(xr, x_stride, panel, in, width, yr, y_stride); break;
-                case 3: combine_panel<3>(xr, x_stride, panel, in, width, yr, y_stride); break;
-                case 4: combine_panel<4>(xr, x_stride, panel, in, width, yr, y_stride); break;
-                case 5: combine_panel<5>(xr, x_stride, panel, in, width, yr, y_stride); break;
-                default: combine_panel<6>(xr, x_stride, panel, in, width, yr, y_stride);
-            }
-        }
+        in_blocks_of_six(m, [&](auto rows, int64_t r) {
+            combine_panel<decltype(rows)::value>(x + r * x_stride, x_stride, panel, in, width, y + r * y_stride + first,
+                                                 y_stride);
+        });
     }
 }
 
 void combine_rows_avx512(const float* a, int64_t rows, int64_t a_stride, const float* b, int64_t count,
                          int64_t b_stride, int64_t width, float* out, int64_t out_stride) {
-    constexpr int64_t most = 6;
-    for (int64_t r = 0; r < rows; r += most) {
-        const float* ar = a + r * a_stride;
-        float* o = out + r * out_stride;
-        switch (rows - r) {
-            case 1: combine_rows_of<1>(ar, a_stride, b, count, b_stride, width, o, out_stride); break;
-            case 2: combine_rows_of<2>(ar, a_stride, b, count, b_stride, width, o, out_stride); break;
-            case 3: combine_rows_of<3>(ar, a_stride, b, count, b_stride, width, o, out_stride); break;
-            case 4: combine_rows_of<4>(ar, a_stride, b, count, b_stride, width, o, out_stride); break;
-            case 5: combine_rows_of<5>(ar, a_stride, b, count, b_stride, width, o, out_stride); break;
-            default: combine_rows_of<6>(ar, a_stride, b, count, b_stride, width, o, out_stride);
-        }
-    }
+    in_blocks_of_six(rows, [&](auto block, int64_t r) {
+        combine_rows_of<decltype(block)::value>(a + r * a_stride, a_stride, b, count, b_stride, width,
+                                                out + r * out_stride, out_stride);
+    });
 }
 
 }  // namespace cadenza::llama
