@@ -36,7 +36,7 @@ bool LlamaModel::uses_cpu_tree_pass() const { return cpu_tree_pass_ && cpu_tree_
 void LlamaModel::pack_panels() {
     if (!uses_cpu_tree_pass() || !combine_rows_vectorized()) return;
     auto panels = std::make_unique<PanelWeights>(PanelWeights::pack(weights_));
-    request_huge_pages(panels->tensors());
+    request_huge_pages({panels->arena});
     panels_ = std::move(panels);
 }
 

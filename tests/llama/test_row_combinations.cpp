@@ -3,13 +3,16 @@
 // pieces, strides wider than the rows, and nothing written outside them.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <random>
 #include <vector>
 
 #include "panel_weights.h"
 #include "row_combinations.h"
 #include "small_matmul.h"
+#include "tiny_llama.h"
 
 namespace cadenza::llama {
 namespace {
@@ -100,6 +103,38 @@ TEST(RowCombinations, PanelsGiveTheMatrixProductForEveryShape) {
                 }
                 EXPECT_LT(worst, 1e-5) << "out " << out << ", in " << in << ", m " << m;
             }
+}
+
+// PanelWeights::pack puts every matrix in one arena that starts a 2 MiB
+// page, each exactly as PanelMatrix::pack alone packs it, none overlapping.
+TEST(RowCombinations, EveryPanelLiesInOneArenaStartingAHugePage) {
+    const LlamaWeights weights = LlamaWeights::random(test::tiny_llasa_config(), 5, at::kCPU);
+    const PanelWeights packed = PanelWeights::pack(weights);
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(packed.arena.data_ptr<float>()) % (uintptr_t{2} << 20), 0u);
+    const float* arena = packed.arena.data_ptr<float>();
+    const float* arena_end = arena + packed.arena.numel();
+    std::vector<std::pair<const PanelMatrix*, const at::Tensor*>> matrices{{&packed.lm_head, &weights.lm_head}};
+    for (size_t i = 0; i < weights.layers.size(); ++i) {
+        const LayerWeights& l = weights.layers[i];
+        const PanelLayer& p = packed.layers[i];
+        matrices.insert(matrices.end(), {{&p.q_proj, &l.q_proj}, {&p.k_proj, &l.k_proj}, {&p.v_proj, &l.v_proj},
+                                         {&p.o_proj, &l.o_proj}, {&p.gate_proj, &l.gate_proj},
+                                         {&p.up_proj, &l.up_proj}, {&p.down_proj, &l.down_proj}});
+    }
+    int64_t floats = 0;
+    std::vector<std::pair<const float*, const float*>> ranges;
+    for (const auto& [panels, matrix] : matrices) {
+        const PanelMatrix alone = PanelMatrix::pack(*matrix);
+        EXPECT_TRUE(at::equal(panels->panels, alone.panels));
+        EXPECT_EQ(panels->panels.numel(), PanelMatrix::size_for(matrix->size(0), matrix->size(1)));
+        const float* begin = panels->data();
+        EXPECT_TRUE(begin >= arena && begin + panels->panels.numel() <= arena_end);
+        ranges.push_back({begin, begin + panels->panels.numel()});
+        floats += panels->panels.numel();
+    }
+    std::sort(ranges.begin(), ranges.end());
+    for (size_t i = 1; i < ranges.size(); ++i) EXPECT_LE(ranges[i - 1].second, ranges[i].first);
+    EXPECT_EQ(floats, packed.arena.numel());
 }
 
 }  // namespace
