@@ -29,11 +29,12 @@
  *   1. one host->rng_uniform for each child tried, in the order above;
  *   2. one host->sample_index over r at the level where the walk stops.
  * The arithmetic is shared with acceptor.exact as well: rows are divided by
- * their sums taken in double in index order, and the residual is computed in
- * double per entry, stored as float and summed the same way. */
-#include <float.h>
+ * their sums taken in double (in eight interleaved partial sums, row_mass),
+ * and the residual is computed in double per entry, stored as float and
+ * summed the same way. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "cadenza/plugin.h"
 
@@ -155,15 +156,67 @@ static cdz_status_code check_input(const cdz_accept_input* in, const cdz_accept_
     return CDZ_STATUS_OK;
 }
 
-/* The sum of a probability row, in index order, in double. Rows may be off
- * from 1 by rounding, so every ratio below divides by this. Returns -1 if an
- * entry is negative, infinite or NaN (NaN fails every comparison). */
+/* Sums are taken in double in eight interleaved partial sums: entry i goes
+ * to lane i % 8 for i < 8 * (count / 8), the lanes are added as
+ * ((0 + 1) + (2 + 3)) + ((4 + 5) + (6 + 7)), then the remaining entries in
+ * order. Eight independent sums run about four times as fast as one running
+ * sum, which waits for each addition before the next. */
+#define SUM_LANES 8
+
+static double add_lanes(const double lane[SUM_LANES]) {
+    return ((lane[0] + lane[1]) + (lane[2] + lane[3])) + ((lane[4] + lane[5]) + (lane[6] + lane[7]));
+}
+
+/* Whether a float is negative (other than -0), infinite or NaN: as unsigned
+ * bits, the others are those below +infinity's. */
+static unsigned is_invalid_probability(float value) {
+    uint32_t bits;
+    memcpy(&bits, &value, sizeof(bits));
+    return bits >= 0x7f800000u && bits != 0x80000000u;
+}
+
+/* The sum of a probability row in double. Rows may be off from 1 by
+ * rounding, so every ratio below divides by this. Returns -1 if an entry is
+ * negative, infinite or NaN. */
 static double row_mass(const float* row, int64_t vocab) {
-    double total = 0.0;
-    int64_t i;
-    for (i = 0; i < vocab; ++i) {
-        if (!(row[i] >= 0.0f) || row[i] > FLT_MAX) return -1.0;
-        total += row[i];
+    double lane[SUM_LANES] = {0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0};
+    double total;
+    unsigned invalid = 0;
+    int64_t i, j;
+    for (i = 0; i + SUM_LANES <= vocab; i += SUM_LANES)
+        for (j = 0; j < SUM_LANES; ++j) {
+            invalid |= is_invalid_probability(row[i + j]);
+            lane[j] += (double)row[i + j];
+        }
+    total = add_lanes(lane);
+    for (; i < vocab; ++i) {
+        invalid |= is_invalid_probability(row[i]);
+        total += (double)row[i];
+    }
+    return invalid ? -1.0 : total;
+}
+
+/* next = max(0, r / r_mass - q / q_mass) per entry, in double, stored as
+ * float; q is one-hot at `token` when NULL (greedy drafts). Returns the sum
+ * of next, taken as row_mass takes it. */
+static double subtract_rows(const float* r, double r_mass, const float* q, double q_mass, int32_t token,
+                            int64_t vocab, float* next) {
+    double lane[SUM_LANES] = {0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0};
+    double total, q_i, difference;
+    int64_t i, j;
+    for (i = 0; i + SUM_LANES <= vocab; i += SUM_LANES)
+        for (j = 0; j < SUM_LANES; ++j) {
+            q_i = q ? (double)q[i + j] / q_mass : (i + j == token ? 1.0 : 0.0);
+            difference = (double)r[i + j] / r_mass - q_i;
+            next[i + j] = (float)(difference > 0.0 ? difference : 0.0);
+            lane[j] += (double)next[i + j];
+        }
+    total = add_lanes(lane);
+    for (; i < vocab; ++i) {
+        q_i = q ? (double)q[i] / q_mass : (i == token ? 1.0 : 0.0);
+        difference = (double)r[i] / r_mass - q_i;
+        next[i] = (float)(difference > 0.0 ? difference : 0.0);
+        total += (double)next[i];
     }
     return total;
 }
@@ -175,13 +228,6 @@ static double acceptance_probability(double p, double q) {
     if (q <= 0.0) return p > 0.0 ? 1.0 : 0.0;
     ratio = p / q;
     return ratio < 1.0 ? ratio : 1.0;
-}
-
-/* q(i): the draft distribution of a child, normalized; one-hot at the child's
- * token when the drafter sent no probabilities (greedy drafts). */
-static double draft_probability(const float* draft, double draft_mass, int32_t token, int64_t i) {
-    if (draft) return draft[i] / draft_mass;
-    return i == token ? 1.0 : 0.0;
 }
 
 static cdz_status* accept(void* ctx, const cdz_accept_input* in, cdz_accept_output* out) {
@@ -224,7 +270,7 @@ static cdz_status* accept(void* ctx, const cdz_accept_input* in, cdz_accept_outp
         for (child = current + 1; child < tree->node_count; ++child) {
             const int32_t x = tree->tokens[child];
             const float* draft = NULL;
-            double draft_mass = 1.0, u, next_mass = 0.0;
+            double draft_mass = 1.0, u, next_mass;
             float* next;
             if (tree->parents[child] != current) continue;
             if (in->draft_probabilities) {
@@ -238,8 +284,8 @@ static cdz_status* accept(void* ctx, const cdz_accept_input* in, cdz_accept_outp
 
             /* The SSD rule. The sum is exactly min(1, p/q) when beta = 0. */
             u = host->rng_uniform(self->rng);
-            if (u < acceptance_probability(residual[x] / residual_mass,
-                                           draft_probability(draft, draft_mass, x, x)) + self->beta) {
+            if (u < acceptance_probability(residual[x] / residual_mass, draft ? draft[x] / draft_mass : 1.0) +
+                        self->beta) {
                 accepted = child;
                 break;
             }
@@ -247,11 +293,7 @@ static cdz_status* accept(void* ctx, const cdz_accept_input* in, cdz_accept_outp
             /* Rejected: r <- norm(max(0, r - q)) for the next sibling or the
              * correction. With no mass left (r = q up to rounding) keep r. */
             next = self->scratch[which_scratch];
-            for (i = 0; i < vocab; ++i) {
-                const double difference = residual[i] / residual_mass - draft_probability(draft, draft_mass, x, i);
-                next[i] = difference > 0.0 ? (float)difference : 0.0f;
-                next_mass += next[i];
-            }
+            next_mass = subtract_rows(residual, residual_mass, draft, draft_mass, x, vocab, next);
             if (next_mass > 0.0) {
                 residual = next;
                 residual_mass = next_mass;

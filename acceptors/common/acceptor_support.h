@@ -1,11 +1,12 @@
 // What the C++ acceptor plugins (acceptor.exact, acceptor.tolerance) share
-// beyond the SDK: checking an accept() call's input and summing a
-// probability row. Header-only, so that each plugin stays one self-contained
-// MODULE library.
+// beyond the SDK: checking an accept() call's input, summing a probability
+// row and the residual of a rejection. Header-only, so that each plugin
+// stays one self-contained MODULE library.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <string>
 
@@ -60,18 +61,73 @@ inline void check_accept_call(const cdz_accept_input* in, cdz_accept_output* out
     }
 }
 
-// The sum of a probability row in index order, in double; the rows may be
-// off from 1 by rounding, so every rule divides by this. Throws if an entry
-// is negative or not finite, or if the row has no mass.
+// Sums of rows are taken in double in eight interleaved partial sums: entry
+// i goes to lane i % 8 for i < 8 * (count / 8), the lanes are added as
+// ((0 + 1) + (2 + 3)) + ((4 + 5) + (6 + 7)), then the remaining entries in
+// order. One running sum in index order waited four cycles per entry and took
+// 80% of acceptor.exact's time (acceptor.bias sums the same way, so that with
+// beta = 0 the two agree token for token).
+constexpr int64_t sum_lanes = 8;
+
+inline double add_lanes(const double (&lane)[sum_lanes]) {
+    return ((lane[0] + lane[1]) + (lane[2] + lane[3])) + ((lane[4] + lane[5]) + (lane[6] + lane[7]));
+}
+
+// The sum of a probability row, in double; the rows may be off from 1 by
+// rounding, so every rule divides by this. Throws if an entry is negative or
+// not finite, or if the row has no mass.
 inline double row_mass(const float* row, int64_t vocab, const char* what, int64_t index) {
-    double total = 0.0;
-    for (int64_t i = 0; i < vocab; ++i) {
-        if (!(row[i] >= 0.0f) || row[i] > std::numeric_limits<float>::max())
-            invalid(std::string(what) + " row " + std::to_string(index) + " has an invalid entry at " +
-                    std::to_string(i) + " (negative, infinite or NaN)");
-        total += row[i];
+    // As unsigned bits, the non-negative finite floats (and -0) are those below +inf's.
+    constexpr uint32_t infinity_bits = 0x7f800000u, negative_zero_bits = 0x80000000u;
+    auto is_bad = [](float value) {
+        uint32_t bits;
+        std::memcpy(&bits, &value, sizeof(bits));
+        return static_cast<uint32_t>(bits >= infinity_bits && bits != negative_zero_bits);
+    };
+    double lane[sum_lanes] = {};
+    uint32_t bad = 0;
+    int64_t i = 0;
+    for (; i + sum_lanes <= vocab; i += sum_lanes)
+        for (int64_t j = 0; j < sum_lanes; ++j) {
+            bad |= is_bad(row[i + j]);
+            lane[j] += static_cast<double>(row[i + j]);
+        }
+    double total = add_lanes(lane);
+    for (; i < vocab; ++i) {
+        bad |= is_bad(row[i]);
+        total += static_cast<double>(row[i]);
     }
+    if (bad)
+        for (int64_t k = 0; k < vocab; ++k)
+            if (is_bad(row[k]))
+                invalid(std::string(what) + " row " + std::to_string(index) + " has an invalid entry at " +
+                        std::to_string(k) + " (negative, infinite or NaN)");
     if (!(total > 0.0)) invalid(std::string(what) + " row " + std::to_string(index) + " has no probability mass");
+    return total;
+}
+
+// next = max(0, r / r_mass - q / q_mass) per entry, computed in double and
+// stored as float, with q one-hot at `token` when `q` is NULL; returns the
+// sum of `next` (the floats, summed as above).
+inline double subtract_rows(const float* r, double r_mass, const float* q, double q_mass, int32_t token,
+                            int64_t vocab, float* next) {
+    double lane[sum_lanes] = {};
+    auto entry = [&](int64_t i) {
+        const double q_i = q ? static_cast<double>(q[i]) / q_mass : (i == token ? 1.0 : 0.0);
+        const double difference = static_cast<double>(r[i]) / r_mass - q_i;
+        return static_cast<float>(difference > 0.0 ? difference : 0.0);
+    };
+    int64_t i = 0;
+    for (; i + sum_lanes <= vocab; i += sum_lanes)
+        for (int64_t j = 0; j < sum_lanes; ++j) {
+            next[i + j] = entry(i + j);
+            lane[j] += static_cast<double>(next[i + j]);
+        }
+    double total = add_lanes(lane);
+    for (; i < vocab; ++i) {
+        next[i] = entry(i);
+        total += static_cast<double>(next[i]);
+    }
     return total;
 }
 

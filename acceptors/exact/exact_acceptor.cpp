@@ -31,8 +31,9 @@
 //      accept iff u < min(1, r(x) / q(x));
 //   2. at the level where the walk stops: one host->sample_index over r.
 // Arithmetic, also shared with acceptor.bias: r and q are divided by their
-// own sums taken in double in index order; the residual is computed in
-// double per entry, stored as float, and its sum taken the same way.
+// own sums taken in double (in eight interleaved partial sums,
+// acceptor_support.h); the residual is computed in double per entry, stored
+// as float, and its sum taken the same way.
 #include <cstdint>
 #include <memory>
 #include <utility>
@@ -87,23 +88,18 @@ void run_accept(ExactAcceptor& self, const cdz_accept_input& in, cdz_accept_outp
             const float* draft = in.draft_probabilities ? in.draft_probabilities + static_cast<int64_t>(child) * vocab
                                                         : nullptr;
             const double draft_mass = draft ? row_mass(draft, vocab, "draft", child) : 1.0;
-            // q(i): the child's draft distribution, one-hot at x without one.
-            auto q = [&](int64_t i) { return draft ? draft[i] / draft_mass : (i == x ? 1.0 : 0.0); };
+            // q(x): the child's draft distribution, one-hot at x without one.
+            const double q_x = draft ? draft[x] / draft_mass : 1.0;
 
             const double u = sdk::host().rng_uniform(self.rng);
-            if (u < acceptance_probability(residual[x] / residual_mass, q(x))) {
+            if (u < acceptance_probability(residual[x] / residual_mass, q_x)) {
                 accepted = child;
                 break;
             }
             // Rejected: r <- norm(max(0, r - q)), unless that has no mass left
             // (only through rounding, since then r = q and x was accepted).
             float* next = self.scratch[which_scratch].data();
-            double next_mass = 0.0;
-            for (int64_t i = 0; i < vocab; ++i) {
-                const double difference = residual[i] / residual_mass - q(i);
-                next[i] = difference > 0.0 ? static_cast<float>(difference) : 0.0f;
-                next_mass += next[i];
-            }
+            const double next_mass = subtract_rows(residual, residual_mass, draft, draft_mass, x, vocab, next);
             if (next_mass > 0.0) {
                 residual = next;
                 residual_mass = next_mass;
