@@ -1,4 +1,5 @@
-// What the C++ acceptor plugins (acceptor.exact, acceptor.tolerance) share
+// What the C++ acceptor plugins (acceptor.exact, acceptor.tolerance,
+// acceptor.pcg) share
 // beyond the SDK: checking an accept() call's input, summing a probability
 // row and the residual of a rejection. Header-only, so that each plugin
 // stays one self-contained MODULE library.
@@ -73,37 +74,53 @@ inline double add_lanes(const double (&lane)[sum_lanes]) {
     return ((lane[0] + lane[1]) + (lane[2] + lane[3])) + ((lane[4] + lane[5]) + (lane[6] + lane[7]));
 }
 
-// The sum of a probability row, in double; the rows may be off from 1 by
-// rounding, so every rule divides by this. Throws if an entry is negative or
-// not finite, or if the row has no mass.
-inline double row_mass(const float* row, int64_t vocab, const char* what, int64_t index) {
+// A row's sum (in lanes, as above) and its first negative (other than -0),
+// infinite or NaN entry, -1 when it has none.
+struct RowSum {
+    double total = 0.0;
+    int64_t first_invalid = -1;
+};
+
+inline RowSum sum_row(const float* row, int64_t vocab) {
     // As unsigned bits, the non-negative finite floats (and -0) are those below +inf's.
     constexpr uint32_t infinity_bits = 0x7f800000u, negative_zero_bits = 0x80000000u;
-    auto is_bad = [](float value) {
+    auto is_invalid = [](float value) {
         uint32_t bits;
         std::memcpy(&bits, &value, sizeof(bits));
         return static_cast<uint32_t>(bits >= infinity_bits && bits != negative_zero_bits);
     };
     double lane[sum_lanes] = {};
-    uint32_t bad = 0;
+    uint32_t invalid = 0;
     int64_t i = 0;
     for (; i + sum_lanes <= vocab; i += sum_lanes)
         for (int64_t j = 0; j < sum_lanes; ++j) {
-            bad |= is_bad(row[i + j]);
+            invalid |= is_invalid(row[i + j]);
             lane[j] += static_cast<double>(row[i + j]);
         }
-    double total = add_lanes(lane);
+    RowSum sum;
+    sum.total = add_lanes(lane);
     for (; i < vocab; ++i) {
-        bad |= is_bad(row[i]);
-        total += static_cast<double>(row[i]);
+        invalid |= is_invalid(row[i]);
+        sum.total += static_cast<double>(row[i]);
     }
-    if (bad)
-        for (int64_t k = 0; k < vocab; ++k)
-            if (is_bad(row[k]))
-                invalid(std::string(what) + " row " + std::to_string(index) + " has an invalid entry at " +
-                        std::to_string(k) + " (negative, infinite or NaN)");
-    if (!(total > 0.0)) invalid(std::string(what) + " row " + std::to_string(index) + " has no probability mass");
-    return total;
+    for (int64_t k = 0; invalid && k < vocab; ++k)
+        if (is_invalid(row[k])) {
+            sum.first_invalid = k;
+            break;
+        }
+    return sum;
+}
+
+// The sum of a probability row, in double; the rows may be off from 1 by
+// rounding, so every rule divides by this. Throws if an entry is negative or
+// not finite, or if the row has no mass.
+inline double row_mass(const float* row, int64_t vocab, const char* what, int64_t index) {
+    const RowSum sum = sum_row(row, vocab);
+    if (sum.first_invalid >= 0)
+        invalid(std::string(what) + " row " + std::to_string(index) + " has an invalid entry at " +
+                std::to_string(sum.first_invalid) + " (negative, infinite or NaN)");
+    if (!(sum.total > 0.0)) invalid(std::string(what) + " row " + std::to_string(index) + " has no probability mass");
+    return sum.total;
 }
 
 // next = max(0, r / r_mass - q / q_mass) per entry, computed in double and

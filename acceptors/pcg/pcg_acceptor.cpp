@@ -12,6 +12,7 @@
 #include "cadenza/plugin.h"
 #include "cadenza/sdk/plugin_error.hpp"
 #include "cadenza/sdk/plugin_params.hpp"
+#include "common/acceptor_support.h"
 #include "pcg_sampler.h"
 #include "token_groups.h"
 
@@ -43,16 +44,13 @@ void check(bool condition, const std::string& message) {
 
 // A probability row: finite, non-negative, summing to 1 (within 1e-3).
 void check_row(const float* row, int64_t vocab, const char* what, int64_t index) {
-    double total = 0.0;
-    for (int64_t t = 0; t < vocab; ++t) {
-        const float value = row[t];
-        if (!(value >= 0.0f) || !std::isfinite(value))
-            throw sdk::Error(CDZ_STATUS_INVALID_ARGUMENT,
-                              std::string(what) + " row " + std::to_string(index) + " holds " +
-                                  std::to_string(value) + " at token " + std::to_string(t) +
-                                  " (probabilities must be finite and non-negative)");
-        total += value;
-    }
+    const acceptors::RowSum sum = acceptors::sum_row(row, vocab);
+    const double total = sum.total;
+    if (sum.first_invalid >= 0)
+        throw sdk::Error(CDZ_STATUS_INVALID_ARGUMENT,
+                          std::string(what) + " row " + std::to_string(index) + " holds " +
+                              std::to_string(row[sum.first_invalid]) + " at token " +
+                              std::to_string(sum.first_invalid) + " (probabilities must be finite and non-negative)");
     if (std::fabs(total - 1.0) > 1e-3)
         throw sdk::Error(CDZ_STATUS_INVALID_ARGUMENT, std::string(what) + " row " +
                                                            std::to_string(index) + " sums to " + std::to_string(total) +
