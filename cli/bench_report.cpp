@@ -155,6 +155,14 @@ void print_bench_details(std::ostream& out, const std::vector<PipelineRun>& runs
             << fixed(s.verify_seconds, 1) << " s of " << fixed(s.wall_seconds, 1) << " s wall ("
             << fixed(100.0 * figures[i].target_wall_share, 0) << "%), outside them "
             << fixed(100.0 * (1.0 - figures[i].target_wall_share), 0) << "%\n";
+        if (s.wall_seconds <= 0) continue;
+        auto share = [&](double seconds) { return fixed(100.0 * seconds / s.wall_seconds, 1) + "%"; };
+        const double rest = s.wall_seconds - s.loop_seconds - s.prompt_seconds - s.audio_wait_seconds -
+                            s.audio_finish_seconds;
+        out << "  " << std::string(22, ' ') << "outside them: the prompt " << share(s.prompt_seconds)
+            << " (frontend, voice prompt), the loop between passes " << share(s.loop_seconds - s.verify_seconds)
+            << ", handing audio to the codec in the loop " << share(s.audio_wait_seconds)
+            << ", the audio after the loop " << share(s.audio_finish_seconds) << ", the rest " << share(rest) << "\n";
     }
     out << "\nceiling = mean accepted length / (cost(nodes + 1) / cost(1) + depth * draft / target); "
            "realized = speedup / ceiling\n";
@@ -233,7 +241,9 @@ nlohmann::json bench_json(const std::vector<PipelineRun>& runs, const std::vecto
             {"real_time_factor", f.real_time_factor},
             {"seconds", {{"wall", s.wall_seconds}, {"draft", s.draft_seconds}, {"verify", s.verify_seconds},
                          {"prefill", s.prefill_seconds}, {"accept", s.accept_seconds}, {"loop", s.loop_seconds},
-                         {"loop_overhead", s.loop_overhead_seconds()}, {"codec", s.codec_seconds}}},
+                         {"loop_overhead", s.loop_overhead_seconds()}, {"codec", s.codec_seconds},
+                         {"prompt", s.prompt_seconds}, {"audio_wait", s.audio_wait_seconds},
+                         {"audio_finish", s.audio_finish_seconds}}},
             {"ceiling", f.ceiling},
             {"realized", f.realized},
             {"step_pass_ms", f.step_pass_ms},

@@ -66,6 +66,9 @@ void DecodingStats::add(const DecodingStats& other) {
     accept_seconds += other.accept_seconds;
     loop_seconds += other.loop_seconds;
     codec_seconds += other.codec_seconds;
+    prompt_seconds += other.prompt_seconds;
+    audio_wait_seconds += other.audio_wait_seconds;
+    audio_finish_seconds += other.audio_finish_seconds;
     wall_seconds += other.wall_seconds;
     audio_seconds += other.audio_seconds;
     tokens_ += other.tokens_;

@@ -27,6 +27,14 @@ public:
     // tokens per second are counted over this time.
     double loop_seconds = 0.0;
     double codec_seconds = 0.0;  // decoding codes to audio, streamed or at the end
+    // The synthesis thread's time outside the loop: making the prompt (the
+    // frontend, encoding a voice prompt); in the loop's steps, handing audio
+    // chunks to the codec, waiting for it and calling the audio callback; and
+    // after the loop, the last audio (the stream's last window, or the whole
+    // decoding when nothing streams).
+    double prompt_seconds = 0.0;
+    double audio_wait_seconds = 0.0;
+    double audio_finish_seconds = 0.0;
     double wall_seconds = 0.0;
     double audio_seconds = 0.0;
 

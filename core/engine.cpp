@@ -435,6 +435,7 @@ Engine::DecodedTokens Engine::run_decoding_loop(Prompt prompt, double max_audio_
     const auto loop_start = std::chrono::steady_clock::now();
     DecodedTokens decoded = decode_tokens(std::move(prompt), max_audio_seconds, on_token, after_step);
     stats_.loop_seconds = seconds_since(loop_start) - streaming_seconds;
+    stats_.audio_wait_seconds = streaming_seconds;
     return decoded;
 }
 
@@ -456,10 +457,15 @@ std::vector<float> Engine::synthesize(const SynthesisRequest& request) {
     check_text_to_speak(request.text, stages_->backbone_info.max_sequence_length);
     start_synthesis(request.seed.value_or(config_.seed));
     ScopedTimer wall(stats_.wall_seconds);
-    Prompt prompt = text_prompt(request);
+    Prompt prompt;
+    {
+        ScopedTimer timer(stats_.prompt_seconds);
+        prompt = text_prompt(request);
+    }
     const std::unique_ptr<SynthesisAudioStream> audio_stream = open_audio_stream(request);
     const DecodedTokens decoded =
         run_decoding_loop(std::move(prompt), request.max_audio_seconds, request.on_token, audio_stream.get());
+    ScopedTimer finishing(stats_.audio_finish_seconds);
     if (audio_stream) {
         finish_streamed_audio(*audio_stream, decoded.codes);
         return {};

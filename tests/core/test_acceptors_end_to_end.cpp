@@ -45,8 +45,30 @@ void expect_a_full_synthesis(Engine& engine, bool verifies) {
     // The prefill is timed apart, inside the target's time.
     EXPECT_GT(stats.prefill_seconds, 0.0);
     EXPECT_LT(stats.prefill_seconds, stats.verify_seconds);
+    // The wall's parts outside the loop: the prompt, and the whole decoding
+    // after it (nothing streams, so nothing waits for audio in the loop).
+    EXPECT_GT(stats.prompt_seconds, 0.0);
+    EXPECT_EQ(stats.audio_wait_seconds, 0.0);
+    EXPECT_GE(stats.audio_finish_seconds, stats.codec_seconds);
+    EXPECT_LE(stats.loop_seconds + stats.prompt_seconds + stats.audio_finish_seconds, stats.wall_seconds);
     // The same seed repeats the synthesis bit for bit.
     EXPECT_EQ(engine.synthesize(request), audio);
+
+    // Streamed: handing chunks to the codec is timed in the loop's steps,
+    // outside the loop's own time, and the same audio arrives.
+    std::vector<float> streamed;
+    request.on_audio = [&](const float* samples, size_t count) {
+        streamed.insert(streamed.end(), samples, samples + count);
+        return true;
+    };
+    engine.synthesize(request);
+    EXPECT_EQ(streamed, audio);
+    const auto& streaming = engine.stats();
+    EXPECT_GT(streaming.audio_wait_seconds, 0.0);
+    EXPECT_GT(streaming.audio_finish_seconds, 0.0);
+    EXPECT_LE(streaming.loop_seconds + streaming.prompt_seconds + streaming.audio_wait_seconds +
+                  streaming.audio_finish_seconds,
+              streaming.wall_seconds);
 }
 
 TEST(AcceptorsEndToEnd, Exact) {
