@@ -25,12 +25,9 @@ PanelMatrix PanelMatrix::pack(const at::Tensor& matrix, at::Tensor storage) {
     return packed;
 }
 
-PanelWeights PanelWeights::pack(const LlamaWeights& weights) {
-    auto size_of = [](const at::Tensor& m) { return PanelMatrix::size_for(m.size(0), m.size(1)); };
-    int64_t total = size_of(weights.lm_head);
-    for (const LayerWeights& l : weights.layers)
-        for (const at::Tensor* m : {&l.q_proj, &l.k_proj, &l.v_proj, &l.o_proj, &l.gate_proj, &l.up_proj, &l.down_proj})
-            total += size_of(*m);
+PanelSet PanelSet::pack(const std::vector<at::Tensor>& matrices) {
+    int64_t total = 0;
+    for (const at::Tensor& m : matrices) total += PanelMatrix::size_for(m.size(0), m.size(1));
 
     constexpr int64_t page_floats = (int64_t{2} << 20) / static_cast<int64_t>(sizeof(float));
     const at::Tensor allocation = at::zeros({total + page_floats}, at::kFloat);
@@ -38,19 +35,30 @@ PanelWeights PanelWeights::pack(const LlamaWeights& weights) {
     const auto page = static_cast<uintptr_t>(page_floats * sizeof(float));
     const int64_t skip = static_cast<int64_t>(((page - address % page) % page) / sizeof(float));
 
-    PanelWeights packed;
-    packed.arena = allocation.narrow(0, skip, total);
+    PanelSet set;
+    set.arena = allocation.narrow(0, skip, total);
     int64_t used = 0;
-    auto pack = [&](const at::Tensor& m) {
-        const int64_t size = size_of(m);
-        PanelMatrix matrix = PanelMatrix::pack(m, packed.arena.narrow(0, used, size));
+    for (const at::Tensor& m : matrices) {
+        const int64_t size = PanelMatrix::size_for(m.size(0), m.size(1));
+        set.matrices.push_back(PanelMatrix::pack(m, set.arena.narrow(0, used, size)));
         used += size;
-        return matrix;
-    };
+    }
+    return set;
+}
+
+PanelWeights PanelWeights::pack(const LlamaWeights& weights) {
+    std::vector<at::Tensor> matrices;
     for (const LayerWeights& l : weights.layers)
-        packed.layers.push_back(PanelLayer{pack(l.q_proj), pack(l.k_proj), pack(l.v_proj), pack(l.o_proj),
-                                           pack(l.gate_proj), pack(l.up_proj), pack(l.down_proj)});
-    packed.lm_head = pack(weights.lm_head);
+        matrices.insert(matrices.end(), {l.q_proj, l.k_proj, l.v_proj, l.o_proj, l.gate_proj, l.up_proj, l.down_proj});
+    matrices.push_back(weights.lm_head);
+    const PanelSet set = PanelSet::pack(matrices);
+
+    PanelWeights packed;
+    packed.arena = set.arena;
+    const std::vector<PanelMatrix>& m = set.matrices;
+    for (size_t i = 0; i + 1 < m.size(); i += 7)
+        packed.layers.push_back(PanelLayer{m[i], m[i + 1], m[i + 2], m[i + 3], m[i + 4], m[i + 5], m[i + 6]});
+    packed.lm_head = m.back();
     return packed;
 }
 

@@ -31,18 +31,28 @@ struct PanelMatrix {
     const float* data() const { return panels.data_ptr<float>(); }
 };
 
+// Matrices packed as panels in one allocation whose first float starts a
+// 2 MiB page: a pass streams all of them, and backed by huge pages
+// (request_huge_pages on `arena`) they take a few TLB entries instead of one
+// per 4 KiB. Apart, no matrix under 2 MiB would hold a whole huge page.
+struct PanelSet {
+    at::Tensor arena;  // the page-aligned slice of one allocation that holds every panel
+    std::vector<PanelMatrix> matrices;  // in the order given
+
+    // From contiguous float32 CPU matrices [out, in].
+    static PanelSet pack(const std::vector<at::Tensor>& matrices);
+};
+
 struct PanelLayer {
     PanelMatrix q_proj, k_proj, v_proj, o_proj, gate_proj, up_proj, down_proj;
 };
 
-// Every panel in one allocation whose first float starts a 2 MiB page: each
-// pass streams all of them, and backed by huge pages (request_huge_pages)
-// they take 14 TLB entries instead of ~6,700. Apart, no layer's matrix
-// (at most 768 KiB) held a whole huge page.
+// Every matrix of a pass in one PanelSet: on en-small 27 MB of panels in 14
+// huge pages instead of ~6,700 small ones.
 struct PanelWeights {
     std::vector<PanelLayer> layers;
     PanelMatrix lm_head;
-    at::Tensor arena;  // the page-aligned slice of one allocation that holds every panel
+    at::Tensor arena;  // PanelSet::arena
 
     static PanelWeights pack(const LlamaWeights& weights);
 };

@@ -49,7 +49,9 @@ private:
 // codes int64 [1, frames] <-> mono float32 audio at the model's rate.
 class MelMonoCodec : public codec_plugin::MonoCodec {
 public:
-    MelMonoCodec(MelFsqCodec codec, StreamOptions stream) : codec_(std::move(codec)), stream_(stream) {}
+    MelMonoCodec(MelFsqCodec codec, StreamOptions stream) : codec_(std::move(codec)), stream_(stream) {
+        codec_.decoder_convolutions();  // arranged now, not in a synthesis's first stream
+    }
 
     cdz_codec_info info() const override {
         const MelCodecConfig& config = codec_.config();

@@ -4,7 +4,8 @@
 // kernel reaches exist, or the sequence has ended. Decoding each streamed
 // window whole recomputed the decoder's context (28 frames on each side) at
 // every chunk: ~7x the work per frame, and 10 of the last window's 24 ms.
-// The frames equal whole decoding's up to rounding (another summation order).
+// The convolutions are the codec's MelDecoderConvolutions, on raw rows: the
+// frames equal whole decoding's up to rounding (another summation order).
 #pragma once
 
 #include <ATen/ATen.h>
@@ -15,6 +16,7 @@
 namespace cadenza::mel_fsq {
 
 class MelFsqCodec;
+class MelDecoderConvolutions;
 
 class IncrementalMelDecoder {
 public:
@@ -28,32 +30,34 @@ public:
     at::Tensor log_mel(int64_t begin, int64_t end) const;
 
 private:
-    // Frames appended to a [channels, capacity] tensor whose capacity doubles.
-    struct GrowingFrames {
-        at::Tensor frames;
+    // Rows of `width` floats, appended at the end.
+    struct Frames {
+        int64_t width = 0;
         int64_t count = 0;
-        void append(const at::Tensor& more);  // [channels, n]
-        at::Tensor view(int64_t begin, int64_t end) const { return frames.narrow(1, begin, end - begin); }
+        std::vector<float> values;
+        float* row(int64_t t) { return values.data() + t * width; }
+        const float* row(int64_t t) const { return values.data() + t * width; }
+        float* append(int64_t rows);  // room for `rows` more, returned uninitialized
     };
-    struct Convolution {
-        at::Tensor weight;  // [out, in * kernel]
-        at::Tensor bias;    // [out]
-        int64_t kernel = 0;
-        GrowingFrames input;  // padding frames, then the input frames
+    struct Stage {
+        Frames input;  // padding rows, then the input frames
         int64_t computed = 0;
         bool input_ended = false;
     };
 
-    at::Tensor advance(Convolution& conv) const;
-    void end_input(Convolution& conv) const;
-    void take_output(size_t index, const at::Tensor& out);
+    void advance(size_t index);
+    void end_input(Stage& stage) const;
+    void take_output(size_t index, const float* out, int64_t count);
 
-    int64_t pad_ = 0;
-    std::vector<Convolution> convs_;       // input, (conv1, conv2) per block, output
-    std::vector<GrowingFrames> residuals_;  // the stream each block adds to: one per block boundary
-    GrowingFrames mel_;                     // denormalized log-mel
-    at::Tensor mel_mean_, mel_std_;
     const MelFsqCodec& codec_;
+    const MelDecoderConvolutions& convolutions_;
+    int64_t pad_ = 0;
+    std::vector<Stage> stages_;       // one per convolution
+    std::vector<Frames> residuals_;   // the stream each block adds to: one per block boundary
+    Frames mel_;                      // denormalized log-mel, time-major
+    std::vector<float> mel_mean_, mel_std_;
+    std::vector<float> output_;       // one convolution's output rows
+    std::vector<float> gelu_scratch_;
 };
 
 }  // namespace cadenza::mel_fsq

@@ -2,6 +2,7 @@
 
 #include <stdexcept>
 
+#include "mel_decoder_convolutions.h"
 #include "safetensors.h"
 
 namespace cadenza::mel_fsq {
@@ -26,6 +27,11 @@ MelFsqCodec::MelFsqCodec(MelAutoencoder model, at::Tensor mel_mean, at::Tensor m
     if (mel_mean_.dim() != 1 || mel_mean_.size(0) != n_mels || mel_std_.dim() != 1 || mel_std_.size(0) != n_mels)
         throw std::invalid_argument("mel_mean and mel_std must be [" + std::to_string(n_mels) + "]");
     if (!(mel_std_.min().item<float>() > 0.0f)) throw std::invalid_argument("mel_std must be positive");
+}
+
+const MelDecoderConvolutions& MelFsqCodec::decoder_convolutions() const {
+    std::call_once(convolutions_->once, [&] { convolutions_->value = std::make_shared<MelDecoderConvolutions>(model_); });
+    return *convolutions_->value;
 }
 
 MelFsqCodec MelFsqCodec::load(const std::filesystem::path& path, const at::Device& device) {

@@ -11,6 +11,8 @@
 
 #include <filesystem>
 #include <map>
+#include <memory>
+#include <mutex>
 #include <string>
 
 #include "finite_scalar_quantizer.h"
@@ -20,6 +22,8 @@
 #include "mel_spectrogram.h"
 
 namespace cadenza::mel_fsq {
+
+class MelDecoderConvolutions;
 
 class MelFsqCodec {
 public:
@@ -49,11 +53,23 @@ public:
     at::Tensor normalize(const at::Tensor& log_mel) const;    // per bin, [.., n_mels, frames]
     at::Tensor denormalize(const at::Tensor& normalized) const;
 
+    // The decoder's convolutions for streamed decoding (IncrementalMelDecoder),
+    // arranged on first use and shared by every stream and copy of this
+    // codec: weights as they were then (training, which changes them, does
+    // not stream).
+    const MelDecoderConvolutions& decoder_convolutions() const;
+
 private:
+    struct LazyConvolutions {
+        std::once_flag once;
+        std::shared_ptr<const MelDecoderConvolutions> value;  // shared_ptr: its type stays incomplete here
+    };
+
     MelAutoencoder model_;
     MelSpectrogram analysis_;
     FiniteScalarQuantizer quantizer_;
     at::Tensor mel_mean_, mel_std_;
+    std::shared_ptr<LazyConvolutions> convolutions_ = std::make_shared<LazyConvolutions>();
 };
 
 }  // namespace cadenza::mel_fsq
