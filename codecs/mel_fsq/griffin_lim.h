@@ -1,6 +1,7 @@
 // Griffin-Lim phase reconstruction with momentum ("fast Griffin-Lim",
 // Perraudin et al. 2013): the STFT and ISTFT of torch.stft / torch.istft on
-// buffers allocated once per call.
+// buffers allocated once per call; on the CPU the FFTs are LibTorch's and
+// the rest plain loops.
 #pragma once
 
 #include <ATen/ATen.h>
@@ -15,6 +16,9 @@ struct GriffinLimOptions {
     // Magnitudes are raised to this power first (> 1 sharpens harmonics).
     double power = 1.0;
     uint64_t seed = 0;  // initial phases: a fixed pseudo-random draw, so runs repeat bit for bit
+    // On the CPU, LibTorch's operators (the path of other devices) instead of
+    // the plain loops between the FFTs: for the tests that hold one to the other.
+    bool operators_on_cpu = false;
 };
 
 struct StftShape {

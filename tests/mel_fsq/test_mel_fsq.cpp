@@ -145,15 +145,18 @@ TEST(GriffinLim, EqualsTorchStftAndIstftFromTheSamePhases) {
                                                                      true, "reflect", false, true, true)
                                                                 .abs();
         const at::Tensor p = shape.n_fft == config.n_fft ? phase : at::rand(m.sizes()) * (2 * M_PI);
-        for (int64_t iterations : {0, 1, 4}) {
-            GriffinLimOptions options;
-            options.iterations = iterations;
-            const at::Tensor expected = reference_griffin_lim(m, p, window, shape, options);
-            const at::Tensor actual = griffin_lim_from(m, p, window, shape, options);
-            ASSERT_EQ(actual.sizes(), expected.sizes());
-            EXPECT_LT((actual - expected).abs().max().item<double>(), 1e-4 * expected.abs().max().item<double>())
-                << "n_fft " << shape.n_fft << ", " << iterations << " iterations";
-        }
+        for (int64_t iterations : {0, 1, 4})
+            for (const bool operators : {false, true}) {  // the CPU's loops, the operators of other devices
+                GriffinLimOptions options;
+                options.iterations = iterations;
+                options.operators_on_cpu = operators;
+                const at::Tensor expected = reference_griffin_lim(m, p, window, shape, options);
+                const at::Tensor actual = griffin_lim_from(m, p, window, shape, options);
+                ASSERT_EQ(actual.sizes(), expected.sizes());
+                EXPECT_LT((actual - expected).abs().max().item<double>(), 1e-4 * expected.abs().max().item<double>())
+                    << "n_fft " << shape.n_fft << ", " << iterations << " iterations"
+                    << (operators ? ", operators" : "");
+            }
     }
 }
 
