@@ -50,7 +50,8 @@ private:
 class MelMonoCodec : public codec_plugin::MonoCodec {
 public:
     MelMonoCodec(MelFsqCodec codec, StreamOptions stream) : codec_(std::move(codec)), stream_(stream) {
-        codec_.decoder_convolutions();  // arranged now, not in a synthesis's first stream
+        codec_.encoder_stack();  // arranged now, not in a synthesis's voice prompt or first stream
+        codec_.decoder_stack();
     }
 
     cdz_codec_info info() const override {

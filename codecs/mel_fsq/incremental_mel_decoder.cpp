@@ -1,34 +1,14 @@
 #include "incremental_mel_decoder.h"
 
 #include <algorithm>
-#include <cmath>
 #include <stdexcept>
 #include <string>
 
-#include "mel_decoder_convolutions.h"
+#include "mel_convolution_stack.h"
 #include "mel_fsq_codec.h"
-#include "probability_row.h"
 
 namespace cadenza::mel_fsq {
 namespace {
-
-// at::gelu's default, x * (1 + erf(x / sqrt 2)) / 2, with erf as Abramowitz
-// and Stegun's 7.1.26 (absolute error below 1.5e-7) over the vectorized exp:
-// loops the compiler vectorizes, where std::erf per value took a third of
-// the decoder's time. `scratch` holds `count` floats.
-void gelu(const float* x, int64_t count, float* out, float* scratch) {
-    constexpr float inverse_sqrt2 = 0.70710678118654752f;
-    for (int64_t i = 0; i < count; ++i) scratch[i] = 0.5f * x[i] * x[i];  // u^2, u = x / sqrt 2
-    exponentiate_row(scratch, scratch, count, 0.0f, -1.0f);                // exp(-u^2)
-    for (int64_t i = 0; i < count; ++i) {
-        const float u = std::fabs(x[i]) * inverse_sqrt2;
-        const float t = 1.0f / (1.0f + 0.3275911f * u);
-        const float poly =
-            t * (0.254829592f + t * (-0.284496736f + t * (1.421413741f + t * (-1.453152027f + t * 1.061405429f))));
-        const float erf = std::copysign(1.0f - poly * scratch[i], x[i]);
-        out[i] = 0.5f * x[i] * (1.0f + erf);
-    }
-}
 
 std::vector<float> to_floats(const at::Tensor& t) {
     const at::Tensor values = t.to(at::kCPU, at::kFloat).contiguous();
@@ -45,7 +25,7 @@ float* IncrementalMelDecoder::Frames::append(int64_t rows) {
 
 IncrementalMelDecoder::IncrementalMelDecoder(const MelFsqCodec& codec)
     : codec_(codec),
-      convolutions_(codec.decoder_convolutions()),
+      convolutions_(codec.decoder_stack()),
       pad_(codec.config().kernel_size / 2),
       mel_mean_(to_floats(codec.mel_mean())),
       mel_std_(to_floats(codec.mel_std())) {
@@ -122,7 +102,7 @@ void IncrementalMelDecoder::take_output(size_t index, const float* out, int64_t 
         stream = sum;
     }
     gelu_scratch_.resize(static_cast<size_t>(count * width));
-    gelu(stream, count * width, stages_[index + 1].input.append(count), gelu_scratch_.data());
+    gelu_rows(stream, count * width, stages_[index + 1].input.append(count), gelu_scratch_.data());
 }
 
 at::Tensor IncrementalMelDecoder::log_mel(int64_t begin, int64_t end) const {
@@ -130,7 +110,7 @@ at::Tensor IncrementalMelDecoder::log_mel(int64_t begin, int64_t end) const {
         throw std::out_of_range("log-mel frames " + std::to_string(begin) + ".." + std::to_string(end) + " of " +
                                 std::to_string(mel_.count) + " final");
     const at::Tensor rows = at::from_blob(const_cast<float*>(mel_.row(begin)), {end - begin, mel_.width}, at::kFloat);
-    return rows.t().contiguous();
+    return rows.t().clone(at::MemoryFormat::Contiguous);  // a copy, even of one frame
 }
 
 }  // namespace cadenza::mel_fsq

@@ -4,7 +4,7 @@
 // kernel reaches exist, or the sequence has ended. Decoding each streamed
 // window whole recomputed the decoder's context (28 frames on each side) at
 // every chunk: ~7x the work per frame, and 10 of the last window's 24 ms.
-// The convolutions are the codec's MelDecoderConvolutions, on raw rows: the
+// The convolutions are the codec's decoder_stack(), on raw rows: the
 // frames equal whole decoding's up to rounding (another summation order).
 #pragma once
 
@@ -16,7 +16,7 @@
 namespace cadenza::mel_fsq {
 
 class MelFsqCodec;
-class MelDecoderConvolutions;
+class MelConvolutionStack;
 
 class IncrementalMelDecoder {
 public:
@@ -50,7 +50,7 @@ private:
     void take_output(size_t index, const float* out, int64_t count);
 
     const MelFsqCodec& codec_;
-    const MelDecoderConvolutions& convolutions_;
+    const MelConvolutionStack& convolutions_;
     int64_t pad_ = 0;
     std::vector<Stage> stages_;       // one per convolution
     std::vector<Frames> residuals_;   // the stream each block adds to: one per block boundary

@@ -2,7 +2,7 @@
 
 #include <stdexcept>
 
-#include "mel_decoder_convolutions.h"
+#include "mel_convolution_stack.h"
 #include "safetensors.h"
 
 namespace cadenza::mel_fsq {
@@ -29,10 +29,14 @@ MelFsqCodec::MelFsqCodec(MelAutoencoder model, at::Tensor mel_mean, at::Tensor m
     if (!(mel_std_.min().item<float>() > 0.0f)) throw std::invalid_argument("mel_std must be positive");
 }
 
-const MelDecoderConvolutions& MelFsqCodec::decoder_convolutions() const {
-    std::call_once(convolutions_->once, [&] { convolutions_->value = std::make_shared<MelDecoderConvolutions>(model_); });
-    return *convolutions_->value;
+const MelConvolutionStack& MelFsqCodec::stack(LazyStack& lazy, const char* side) const {
+    std::call_once(lazy.once, [&] { lazy.value = std::make_shared<MelConvolutionStack>(model_, side); });
+    return *lazy.value;
 }
+
+const MelConvolutionStack& MelFsqCodec::encoder_stack() const { return stack(*encoder_stack_, "encoder"); }
+
+const MelConvolutionStack& MelFsqCodec::decoder_stack() const { return stack(*decoder_stack_, "decoder"); }
 
 MelFsqCodec MelFsqCodec::load(const std::filesystem::path& path, const at::Device& device) {
     const std::string where = path.string();
@@ -90,12 +94,14 @@ at::Tensor MelFsqCodec::denormalize(const at::Tensor& normalized) const {
 at::Tensor MelFsqCodec::encode(const at::Tensor& audio) const {
     if (audio.dim() != 1) throw std::invalid_argument("audio must be one-dimensional [samples]");
     const at::Tensor mel = normalize(analysis_.log_mel(audio.to(mel_mean_.device(), at::kFloat)));
+    if (mel.device().is_cpu()) return quantizer_.codes(encoder_stack().run(mel).unsqueeze(0)).squeeze(0);
     return quantizer_.codes(model_.encode(mel.unsqueeze(0))).squeeze(0);
 }
 
 at::Tensor MelFsqCodec::decode_log_mel(const at::Tensor& codes) const {
     if (codes.dim() != 1) throw std::invalid_argument("codes must be one-dimensional [frames]");
     const at::Tensor values = quantizer_.values(codes.to(mel_mean_.device()).unsqueeze(0));
+    if (values.device().is_cpu()) return denormalize(decoder_stack().run(values.squeeze(0)));
     return denormalize(model_.decode(values).squeeze(0));
 }
 

@@ -23,7 +23,7 @@
 
 namespace cadenza::mel_fsq {
 
-class MelDecoderConvolutions;
+class MelConvolutionStack;
 
 class MelFsqCodec {
 public:
@@ -53,23 +53,27 @@ public:
     at::Tensor normalize(const at::Tensor& log_mel) const;    // per bin, [.., n_mels, frames]
     at::Tensor denormalize(const at::Tensor& normalized) const;
 
-    // The decoder's convolutions for streamed decoding (IncrementalMelDecoder),
-    // arranged on first use and shared by every stream and copy of this
-    // codec: weights as they were then (training, which changes them, does
-    // not stream).
-    const MelDecoderConvolutions& decoder_convolutions() const;
+    // The encoder's and the decoder's convolutions on raw rows (encode,
+    // decode_log_mel and the streamed IncrementalMelDecoder on the CPU),
+    // arranged on first use and shared by every copy of this codec: weights
+    // as they were then (training changes the model's tensors and calls the
+    // model itself, not these).
+    const MelConvolutionStack& encoder_stack() const;
+    const MelConvolutionStack& decoder_stack() const;
 
 private:
-    struct LazyConvolutions {
+    struct LazyStack {
         std::once_flag once;
-        std::shared_ptr<const MelDecoderConvolutions> value;  // shared_ptr: its type stays incomplete here
+        std::shared_ptr<const MelConvolutionStack> value;  // shared_ptr: its type stays incomplete here
     };
+    const MelConvolutionStack& stack(LazyStack& lazy, const char* side) const;
 
     MelAutoencoder model_;
     MelSpectrogram analysis_;
     FiniteScalarQuantizer quantizer_;
     at::Tensor mel_mean_, mel_std_;
-    std::shared_ptr<LazyConvolutions> convolutions_ = std::make_shared<LazyConvolutions>();
+    std::shared_ptr<LazyStack> encoder_stack_ = std::make_shared<LazyStack>();
+    std::shared_ptr<LazyStack> decoder_stack_ = std::make_shared<LazyStack>();
 };
 
 }  // namespace cadenza::mel_fsq

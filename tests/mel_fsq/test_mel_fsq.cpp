@@ -13,6 +13,7 @@
 #include "finite_scalar_quantizer.h"
 #include "griffin_lim.h"
 #include "incremental_mel_decoder.h"
+#include "mel_convolution_stack.h"
 #include "mel_fsq_codec.h"
 #include "mel_spectrogram.h"
 #include "mel_stream_decoder.h"
@@ -242,6 +243,33 @@ TEST(MelStreamDecoder, ChunksAddUpToTheWholeLengthAndSpectrum) {
     const double whole_error = convergence(whole);
     const double stream_error = convergence(at::tensor(streamed, at::kFloat));
     EXPECT_LT(stream_error, whole_error * 1.6 + 0.05) << "whole " << whole_error << ", streamed " << stream_error;
+}
+
+// Both sides of the autoencoder on raw rows equal its operators (the path of
+// training and of other devices), and encoding gives the operators' codes.
+TEST(MelConvolutionStack, RunsEachSideAsTheAutoencodersOperators) {
+    const MelCodecConfig config = small_config();
+    const MelAutoencoder model = MelAutoencoder::initialize(config, 7);
+    at::manual_seed(7);
+    for (const int64_t frames : {1, 2, 5, 37}) {
+        const at::Tensor mel = at::randn({config.n_mels, frames});
+        const at::Tensor latent = model.encode(mel.unsqueeze(0)).squeeze(0);
+        const at::Tensor encoded = MelConvolutionStack(model, "encoder").run(mel);
+        ASSERT_EQ(encoded.sizes(), latent.sizes());
+        EXPECT_LT((encoded - latent).abs().max().item<float>(), 1e-4f * (1.0f + latent.abs().max().item<float>()))
+            << frames << " frames";
+        const at::Tensor values = at::rand({config.latent_dim(), frames}) * 2 - 1;
+        const at::Tensor decoded = model.decode(values.unsqueeze(0)).squeeze(0);
+        const at::Tensor rows = MelConvolutionStack(model, "decoder").run(values);
+        ASSERT_EQ(rows.sizes(), decoded.sizes());
+        EXPECT_LT((rows - decoded).abs().max().item<float>(), 1e-4f * (1.0f + decoded.abs().max().item<float>()))
+            << frames << " frames";
+    }
+    MelFsqCodec codec(MelAutoencoder::initialize(config, 5), at::randn({80}), at::rand({80}) + 0.5);
+    const at::Tensor audio = test_signal(16000, 16000);
+    const at::Tensor mel = codec.normalize(codec.analysis().log_mel(audio));
+    const at::Tensor operators = codec.quantizer().codes(codec.model().encode(mel.unsqueeze(0))).squeeze(0);
+    EXPECT_TRUE(at::equal(codec.encode(audio), operators));
 }
 
 // Each frame computed once, as the codes arrive in pieces of any size (an
