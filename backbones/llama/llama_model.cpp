@@ -35,9 +35,7 @@ bool LlamaModel::uses_cpu_tree_pass() const { return cpu_tree_pass_ && cpu_tree_
 
 void LlamaModel::pack_panels() {
     if (!uses_cpu_tree_pass() || !combine_rows_vectorized()) return;
-    auto panels = std::make_unique<PanelWeights>(PanelWeights::pack(weights_));
-    request_huge_pages({panels->arena});
-    panels_ = std::move(panels);
+    panels_ = std::make_unique<PanelWeights>(PanelWeights::pack(weights_));
 }
 
 at::Tensor LlamaModel::rms_norm(const at::Tensor& x, const at::Tensor& weight) const {

@@ -3,6 +3,8 @@
 #include <cstdint>
 #include <cstring>
 
+#include "huge_pages.h"
+
 namespace cadenza::llama {
 
 int64_t PanelMatrix::size_for(int64_t out, int64_t in) { return (out + width - 1) / width * in * width; }
@@ -43,6 +45,7 @@ PanelSet PanelSet::pack(const std::vector<at::Tensor>& matrices) {
         set.matrices.push_back(PanelMatrix::pack(m, set.arena.narrow(0, used, size)));
         used += size;
     }
+    request_huge_pages({set.arena});
     return set;
 }
 

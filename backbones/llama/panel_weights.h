@@ -32,9 +32,10 @@ struct PanelMatrix {
 };
 
 // Matrices packed as panels in one allocation whose first float starts a
-// 2 MiB page: a pass streams all of them, and backed by huge pages
-// (request_huge_pages on `arena`) they take a few TLB entries instead of one
-// per 4 KiB. Apart, no matrix under 2 MiB would hold a whole huge page.
+// 2 MiB page, which pack asks the kernel to back with huge pages
+// (request_huge_pages): a pass streams all of them, and they take a few TLB
+// entries instead of one per 4 KiB. Apart, no matrix under 2 MiB would hold
+// a whole huge page.
 struct PanelSet {
     at::Tensor arena;  // the page-aligned slice of one allocation that holds every panel
     std::vector<PanelMatrix> matrices;  // in the order given

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 
-#include "huge_pages.h"
 #include "probability_row.h"
 #include "row_combinations.h"
 #include "small_matmul.h"
@@ -43,10 +42,7 @@ MelConvolutionStack::MelConvolutionStack(const MelAutoencoder& model, const std:
         matrices.push_back(conv.weight);
         convolutions_.push_back(std::move(conv));
     }
-    if (llama::combine_rows_vectorized()) {
-        panels_ = llama::PanelSet::pack(matrices);
-        llama::request_huge_pages({panels_.arena});
-    }
+    if (llama::combine_rows_vectorized()) panels_ = llama::PanelSet::pack(matrices);
 }
 
 void MelConvolutionStack::apply(size_t index, const float* x, int64_t count, float* y) const {
