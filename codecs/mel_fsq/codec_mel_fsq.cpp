@@ -2,8 +2,10 @@
 // at 50 frames per second through a log-mel autoencoder, with Griffin-Lim as
 // the vocoder (codecs/mel_fsq, docs/codecs.md). The C ABI side is the glue
 // the other codec plugins share (codecs/common/codec_plugin_glue.h).
+#include <algorithm>
 #include <memory>
 #include <string>
+#include <thread>
 
 #include <ATen/ATen.h>
 
@@ -32,6 +34,9 @@ const cdz_param_spec params[] = {
     {"griffin_lim_last_iterations", CDZ_PARAM_INT, "0", 1, 0, 1000, nullptr,
      "Griffin-Lim iterations of a stream's last window, decoded after the last codes; 0: griffin_lim_iterations"},
     {"threads", CDZ_PARAM_INT, "0", 1, 0, 1024, nullptr, "intra-op threads; 0: one per core"},
+    {"convolution_threads", CDZ_PARAM_INT, "0", 1, 0, 64, nullptr,
+     "threads of the codec's own that share the convolutions of a voice prompt or of whole decoding (CPU, "
+     "AVX-512 panels; the result is the same to the bit); 0: one per core"},
 };
 
 class MelStream : public codec_plugin::MonoDecodeStream {
@@ -49,7 +54,8 @@ private:
 // codes int64 [1, frames] <-> mono float32 audio at the model's rate.
 class MelMonoCodec : public codec_plugin::MonoCodec {
 public:
-    MelMonoCodec(MelFsqCodec codec, StreamOptions stream) : codec_(std::move(codec)), stream_(stream) {
+    MelMonoCodec(MelFsqCodec codec, StreamOptions stream, int convolution_threads)
+        : codec_(std::move(codec)), stream_(stream), convolution_threads_(convolution_threads) {
         codec_.encoder_stack();  // arranged now, not in a synthesis's voice prompt or first stream
         codec_.decoder_stack();
     }
@@ -72,12 +78,12 @@ public:
         if (samples.size(0) < codec_.config().n_fft / 2 + 1)
             throw sdk::Error(CDZ_STATUS_INVALID_ARGUMENT,
                         "audio too short to encode: " + std::to_string(samples.size(0)) + " samples");
-        return codec_.encode(samples).unsqueeze(0).to(at::kCPU);
+        return codec_.encode(samples, convolution_threads_).unsqueeze(0).to(at::kCPU);
     }
 
     at::Tensor decode(const at::Tensor& codes) const override {
         if (codes.size(0) != 1) throw sdk::Error(CDZ_STATUS_INVALID_ARGUMENT, "codes must be [1, frames]: one codebook");
-        return codec_.decode(codes.select(0, 0), stream_.griffin_lim).to(at::kCPU);
+        return codec_.decode(codes.select(0, 0), stream_.griffin_lim, convolution_threads_).to(at::kCPU);
     }
 
     std::unique_ptr<codec_plugin::MonoDecodeStream> decode_stream() const override {
@@ -87,6 +93,7 @@ public:
 private:
     MelFsqCodec codec_;
     StreamOptions stream_;
+    int convolution_threads_;
 };
 
 std::unique_ptr<codec_plugin::MonoCodec> make_codec(const cdz_instance_args& args, const sdk::Params& p) {
@@ -97,9 +104,12 @@ std::unique_ptr<codec_plugin::MonoCodec> make_codec(const cdz_instance_args& arg
     stream.griffin_lim.power = p.number("griffin_lim_power");
     stream.chunk_frames = p.integer("stream_chunk_frames");
     stream.last_iterations = p.integer("griffin_lim_last_iterations");
+    const int64_t convolution_threads = p.integer("convolution_threads");
+    const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
     const at::Device device = torch_device(args.device && *args.device ? args.device : "cpu");
     try {
-        return std::make_unique<MelMonoCodec>(MelFsqCodec::load(p.string("model"), device), stream);
+        return std::make_unique<MelMonoCodec>(MelFsqCodec::load(p.string("model"), device), stream,
+                                              convolution_threads > 0 ? static_cast<int>(convolution_threads) : cores);
     } catch (const std::runtime_error& error) {
         throw sdk::Error(CDZ_STATUS_INVALID_CONFIG, error.what());
     }

@@ -1,7 +1,10 @@
 #include "mel_convolution_stack.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
+#include <exception>
+#include <thread>
 
 #include "probability_row.h"
 #include "row_combinations.h"
@@ -57,34 +60,106 @@ void MelConvolutionStack::apply(size_t index, const float* x, int64_t count, flo
                                  window, conv.bias.data_ptr<float>(), y, conv.out, /*split=*/false);
 }
 
-at::Tensor MelConvolutionStack::run(const at::Tensor& input) const {
+namespace {
+
+// The threads of one run meeting between convolutions. The waits are short
+// (each thread convolves an equal share of the rows), so a waiter spins
+// before it yields.
+class RunBarrier {
+public:
+    explicit RunBarrier(int parties) : parties_(parties) {}
+
+    void arrive_and_wait() {
+        const unsigned generation = generation_.load(std::memory_order_acquire);
+        if (waiting_.fetch_add(1, std::memory_order_acq_rel) == parties_ - 1) {
+            waiting_.store(0, std::memory_order_relaxed);
+            generation_.fetch_add(1, std::memory_order_release);
+            return;
+        }
+        for (int spins = 0; generation_.load(std::memory_order_acquire) == generation; ++spins)
+            if (spins >= 4096) std::this_thread::yield();
+    }
+
+private:
+    const int parties_;
+    std::atomic<int> waiting_{0};
+    std::atomic<unsigned> generation_{0};
+};
+
+// Below this many frames a second thread costs more than it saves.
+constexpr int64_t min_frames_per_thread = 16;
+
+}  // namespace
+
+at::Tensor MelConvolutionStack::run(const at::Tensor& input, int threads) const {
     const at::Tensor rows = input.to(at::kCPU, at::kFloat).t().contiguous();  // [frames, channels]
     const int64_t frames = rows.size(0);
     if (frames == 0) return at::zeros({convolutions_.back().out, 0}, at::kFloat);
-    std::vector<float> padded, scratch;
-    // Convolution `index` of `count`-wide rows (gelu first when asked) into `out`.
-    auto convolve = [&](size_t index, const float* x, bool with_gelu, std::vector<float>& out) {
-        const Convolution& conv = convolutions_[index];
-        const int64_t pad = conv.kernel / 2;
-        padded.assign(static_cast<size_t>((frames + 2 * pad) * conv.in), 0.0f);
-        float* inside = padded.data() + pad * conv.in;
-        if (with_gelu) {
-            scratch.resize(static_cast<size_t>(frames * conv.in));
-            gelu_rows(x, frames * conv.in, inside, scratch.data());
-        } else {
-            std::copy_n(x, frames * conv.in, inside);
-        }
-        out.resize(static_cast<size_t>(frames * conv.out));
-        apply(index, padded.data(), frames, out.data());
-    };
-    std::vector<float> x, h, change;
-    convolve(0, rows.data_ptr<float>(), false, x);
-    for (size_t c = 1; c + 1 < convolutions_.size(); c += 2) {
-        convolve(c, x.data(), true, h);
-        convolve(c + 1, h.data(), true, change);
-        for (size_t i = 0; i < x.size(); ++i) x[i] += change[i];
+    // Only the panel kernel computes each row alike whatever the rows around
+    // it; the row kernels group rows by their count.
+    const bool rows_independent = !panels_.matrices.empty();
+    const int parts = rows_independent ? static_cast<int>(std::clamp<int64_t>(
+                                             std::min<int64_t>(threads, frames / min_frames_per_thread), 1, 64))
+                                       : 1;
+    int64_t widest = 0, largest_pad = 0;
+    for (const Convolution& conv : convolutions_) {
+        widest = std::max({widest, conv.in, conv.out});
+        largest_pad = std::max(largest_pad, conv.kernel / 2);
     }
-    convolve(convolutions_.size() - 1, x.data(), true, h);
+    // Two padded inputs in turn: one thread may fill convolution c + 1's
+    // while another still reads convolution c's.
+    std::vector<float> padded[2], scratch(static_cast<size_t>(frames * widest));
+    for (std::vector<float>& p : padded) p.resize(static_cast<size_t>((frames + 2 * largest_pad) * widest));
+    std::vector<float> x(static_cast<size_t>(frames * widest)), h(x.size()), change(x.size());
+    RunBarrier barrier(parts);
+    std::vector<std::exception_ptr> failure(static_cast<size_t>(parts));
+
+    // Part `part`'s rows of every convolution: its input rows (gelu first
+    // when asked) into the padded buffer, then, once every part has done
+    // so, its output rows. Every row is computed as on one thread.
+    auto convolve_part = [&](int part) {
+        const int64_t begin = frames * part / parts, end = frames * (part + 1) / parts;
+        auto convolve = [&](size_t index, const float* in, bool with_gelu, float* out) {
+            const Convolution& conv = convolutions_[index];
+            const int64_t pad = conv.kernel / 2;
+            float* buffer = padded[index % 2].data();
+            try {
+                if (part == 0) {  // the zero rows before and after
+                    std::fill_n(buffer, pad * conv.in, 0.0f);
+                    std::fill_n(buffer + (pad + frames) * conv.in, pad * conv.in, 0.0f);
+                }
+                float* inside = buffer + (pad + begin) * conv.in;
+                const float* from = in + begin * conv.in;
+                const int64_t count = (end - begin) * conv.in;
+                if (with_gelu)
+                    gelu_rows(from, count, inside, scratch.data() + begin * conv.in);
+                else
+                    std::copy_n(from, count, inside);
+            } catch (...) {
+                failure[static_cast<size_t>(part)] = std::current_exception();
+            }
+            if (parts > 1) barrier.arrive_and_wait();
+            try {
+                apply(index, buffer + begin * conv.in, end - begin, out + begin * conv.out);
+            } catch (...) {
+                failure[static_cast<size_t>(part)] = std::current_exception();
+            }
+        };
+        convolve(0, rows.data_ptr<float>(), false, x.data());
+        const int64_t channels = convolutions_[0].out;
+        for (size_t c = 1; c + 1 < convolutions_.size(); c += 2) {
+            convolve(c, x.data(), true, h.data());
+            convolve(c + 1, h.data(), true, change.data());
+            for (int64_t i = begin * channels; i < end * channels; ++i) x[i] += change[i];
+        }
+        convolve(convolutions_.size() - 1, x.data(), true, h.data());
+    };
+    std::vector<std::thread> others;
+    for (int part = 1; part < parts; ++part) others.emplace_back(convolve_part, part);
+    convolve_part(0);
+    for (std::thread& thread : others) thread.join();
+    for (const std::exception_ptr& error : failure)
+        if (error) std::rethrow_exception(error);
     const int64_t channels = convolutions_.back().out;
     // A copy: contiguous() of a one-frame view would keep pointing into `h`.
     return at::from_blob(h.data(), {frames, channels}, at::kFloat).t().clone(at::MemoryFormat::Contiguous);

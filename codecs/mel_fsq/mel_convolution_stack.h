@@ -45,7 +45,10 @@ public:
     // The whole side on [channels, frames] (any device; the result on the
     // CPU): conv(input), then x + conv2(gelu(conv1(gelu(x)))) per block,
     // then conv(gelu(x), output), "same" zero padding, as MelAutoencoder's.
-    at::Tensor run(const at::Tensor& input) const;
+    // With `threads` > 1, the panels and at least 16 frames per thread, each
+    // of that many threads (the caller's and new ones) convolves its share
+    // of the frames; the result is the same to the bit.
+    at::Tensor run(const at::Tensor& input, int threads = 1) const;
 
 private:
     std::vector<Convolution> convolutions_;

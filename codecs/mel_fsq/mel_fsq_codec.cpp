@@ -91,17 +91,17 @@ at::Tensor MelFsqCodec::denormalize(const at::Tensor& normalized) const {
     return normalized * mel_std_.unsqueeze(-1) + mel_mean_.unsqueeze(-1);
 }
 
-at::Tensor MelFsqCodec::encode(const at::Tensor& audio) const {
+at::Tensor MelFsqCodec::encode(const at::Tensor& audio, int threads) const {
     if (audio.dim() != 1) throw std::invalid_argument("audio must be one-dimensional [samples]");
     const at::Tensor mel = normalize(analysis_.log_mel(audio.to(mel_mean_.device(), at::kFloat)));
-    if (mel.device().is_cpu()) return quantizer_.codes(encoder_stack().run(mel).unsqueeze(0)).squeeze(0);
+    if (mel.device().is_cpu()) return quantizer_.codes(encoder_stack().run(mel, threads).unsqueeze(0)).squeeze(0);
     return quantizer_.codes(model_.encode(mel.unsqueeze(0))).squeeze(0);
 }
 
-at::Tensor MelFsqCodec::decode_log_mel(const at::Tensor& codes) const {
+at::Tensor MelFsqCodec::decode_log_mel(const at::Tensor& codes, int threads) const {
     if (codes.dim() != 1) throw std::invalid_argument("codes must be one-dimensional [frames]");
     const at::Tensor values = quantizer_.values(codes.to(mel_mean_.device()).unsqueeze(0));
-    if (values.device().is_cpu()) return denormalize(decoder_stack().run(values.squeeze(0)));
+    if (values.device().is_cpu()) return denormalize(decoder_stack().run(values.squeeze(0), threads));
     return denormalize(model_.decode(values).squeeze(0));
 }
 

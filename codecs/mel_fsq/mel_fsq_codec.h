@@ -40,14 +40,15 @@ public:
     const at::Tensor& mel_mean() const { return mel_mean_; }
     const at::Tensor& mel_std() const { return mel_std_; }
 
-    // float32 audio [samples] at config().sample_rate -> int64 codes [frames]
-    at::Tensor encode(const at::Tensor& audio) const;
+    // float32 audio [samples] at config().sample_rate -> int64 codes [frames].
+    // `threads`: for the convolutions on the CPU (MelConvolutionStack::run).
+    at::Tensor encode(const at::Tensor& audio, int threads = 1) const;
     // int64 codes [frames] -> log-mel [n_mels, frames]
-    at::Tensor decode_log_mel(const at::Tensor& codes) const;
+    at::Tensor decode_log_mel(const at::Tensor& codes, int threads = 1) const;
     // log-mel [n_mels, frames] -> float32 audio [(frames - 1) * hop_length]
     at::Tensor vocode(const at::Tensor& log_mel, const GriffinLimOptions& options) const;
-    at::Tensor decode(const at::Tensor& codes, const GriffinLimOptions& options) const {
-        return vocode(decode_log_mel(codes), options);
+    at::Tensor decode(const at::Tensor& codes, const GriffinLimOptions& options, int threads = 1) const {
+        return vocode(decode_log_mel(codes, threads), options);
     }
 
     at::Tensor normalize(const at::Tensor& log_mel) const;    // per bin, [.., n_mels, frames]

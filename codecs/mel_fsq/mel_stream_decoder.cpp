@@ -44,13 +44,11 @@ std::vector<float> MelStreamDecoder::push(const at::Tensor& codes, bool is_last)
     at::Tensor phase = at::zeros({magnitude.size(0), 0}, at::kFloat);
     const int64_t known_length = emitted_ - begin * hop;
     if (known_length > config.n_fft && begin * hop >= history_start_) {
-        const at::Tensor known = at::tensor(std::vector<float>(history_.begin() + (begin * hop - history_start_),
-                                                               history_.end()),
-                                            at::kFloat);
-        const at::Tensor spectrum = at::stft(known, config.n_fft, hop, config.win_length, codec_.analysis().window(),
-                                             true, "reflect", false, true, true);
         const int64_t whole = (known_length - config.n_fft / 2) / hop + 1;
-        phase = at::angle(spectrum).narrow(1, 0, std::min<int64_t>(whole, spectrum.size(1)));
+        const at::Tensor known = at::from_blob(history_.data() + (begin * hop - history_start_), {known_length},
+                                               at::kFloat);
+        phase = stft_phases(known, codec_.analysis().window(), StftShape{config.n_fft, hop, config.win_length},
+                            std::min<int64_t>(whole, known_length / hop + 1));
     }
     GriffinLimOptions griffin_lim = options_.griffin_lim;
     if (is_last && options_.last_iterations > 0) griffin_lim.iterations = options_.last_iterations;

@@ -13,6 +13,7 @@
 #include "finite_scalar_quantizer.h"
 #include "griffin_lim.h"
 #include "incremental_mel_decoder.h"
+#include "lane_real_fft.h"
 #include "mel_convolution_stack.h"
 #include "mel_fsq_codec.h"
 #include "mel_spectrogram.h"
@@ -91,6 +92,61 @@ TEST(MelSpectrogram, FramesAndPeakOfASine) {
     EXPECT_EQ(log_mel.select(1, 25).argmax().item<int64_t>(), expected);
 }
 
+// The lane FFT against LibTorch's rfft / irfft, every lane a different frame.
+TEST(LaneRealFft, EqualsTorchRfftAndIrfftInEveryLane) {
+    constexpr int64_t lanes = LaneRealFft::kLanes;
+    for (const int64_t size : {4, 8, 16, 256, 512, 1024, 2048}) {
+        LaneRealFft fft(size);
+        at::manual_seed(size);
+        const at::Tensor frames = at::randn({lanes, size});
+        std::vector<const float*> from;
+        for (int64_t l = 0; l < lanes; ++l) from.push_back(frames[l].data_ptr<float>());
+        fft.load(from.data(), lanes, nullptr);
+        std::vector<float> real(static_cast<size_t>(fft.bins() * lanes)), imag(real.size());
+        fft.forward(real.data(), imag.data());
+        const at::Tensor expected = at::fft_rfft(frames, size, 1);  // [lanes, bins]
+        const at::Tensor actual = at::complex(at::from_blob(real.data(), {fft.bins(), lanes}).t(),
+                                              at::from_blob(imag.data(), {fft.bins(), lanes}).t());
+        const double scale = expected.abs().max().item<double>();
+        EXPECT_LT((actual - expected).abs().max().item<double>(), 1e-5 * scale) << "rfft of " << size;
+
+        // irfft ignores the imaginary parts of the first and last bins: so must inverse.
+        const at::Tensor spectrum = at::randn({lanes, fft.bins()}, at::kComplexFloat);
+        const at::Tensor parts = at::view_as_real(spectrum).permute({1, 0, 2}).contiguous();  // [bins, lanes, 2]
+        const at::Tensor spectrum_real = parts.select(2, 0).contiguous(), spectrum_imag = parts.select(2, 1).contiguous();
+        fft.inverse(spectrum_real.data_ptr<float>(), spectrum_imag.data_ptr<float>());
+        const at::Tensor inverse = at::fft_irfft(spectrum, size, 1);
+        at::Tensor got = at::zeros({lanes, size});
+        std::vector<float*> to;
+        for (int64_t l = 0; l < lanes; ++l) to.push_back(got[l].data_ptr<float>());
+        fft.accumulate(to.data(), lanes, nullptr);
+        EXPECT_LT((got - inverse).abs().max().item<double>(), 1e-5 * inverse.abs().max().item<double>())
+            << "irfft of " << size;
+
+        // With a window: frames times the window in, the window applied again out (accumulated
+        // onto what is there); lanes past the count are zeros.
+        const at::Tensor window = at::hann_window(size, at::kFloat);
+        fft.load(from.data(), 5, window.data_ptr<float>());
+        fft.forward(real.data(), imag.data());
+        const at::Tensor windowed = at::fft_rfft(frames.narrow(0, 0, 5) * window, size, 1);
+        const at::Tensor lanes_out = at::complex(at::from_blob(real.data(), {fft.bins(), lanes}).t(),
+                                                 at::from_blob(imag.data(), {fft.bins(), lanes}).t());
+        EXPECT_LT((lanes_out.narrow(0, 0, 5) - windowed).abs().max().item<double>(),
+                  1e-5 * windowed.abs().max().item<double>())
+            << "windowed rfft of " << size;
+        EXPECT_EQ(lanes_out.narrow(0, 5, lanes - 5).abs().max().item<double>(), 0.0);
+        const at::Tensor before = got.clone();
+        fft.inverse(real.data(), imag.data());
+        fft.accumulate(to.data(), 5, window.data_ptr<float>());
+        const at::Tensor twice = inverse.narrow(0, 0, 5) + frames.narrow(0, 0, 5) * window * window;
+        EXPECT_LT((got.narrow(0, 0, 5) - twice).abs().max().item<double>(), 1e-5 * twice.abs().max().item<double>())
+            << "windowed irfft of " << size;
+        EXPECT_TRUE(at::equal(got.narrow(0, 5, lanes - 5), before.narrow(0, 5, lanes - 5)));
+    }
+    EXPECT_THROW(LaneRealFft(2), std::invalid_argument);
+    EXPECT_THROW(LaneRealFft(1000), std::invalid_argument);
+}
+
 TEST(GriffinLim, ReconstructsAMagnitudeAndRepeatsBitForBit) {
     const MelCodecConfig config;
     const MelSpectrogram mel(config);
@@ -158,6 +214,28 @@ TEST(GriffinLim, EqualsTorchStftAndIstftFromTheSamePhases) {
                     << "n_fft " << shape.n_fft << ", " << iterations << " iterations"
                     << (operators ? ", operators" : "");
             }
+    }
+}
+
+// The lane FFT's phases against torch.stft's, where the bin carries energy
+// (elsewhere a phase is rounding noise), reflected ends included.
+TEST(GriffinLim, StftPhasesEqualTorchStft) {
+    const MelCodecConfig config;
+    const MelSpectrogram mel(config);
+    for (const int64_t samples : {config.n_fft / 2 + 1, int64_t{3000}, int64_t{9000}}) {
+        const at::Tensor audio = test_signal(samples, 16000);
+        const StftShape shape{config.n_fft, config.hop_length, config.win_length};
+        const at::Tensor spectrum = at::stft(audio, config.n_fft, config.hop_length, config.win_length, mel.window(),
+                                             true, "reflect", false, true, true);
+        const int64_t frames = spectrum.size(1);
+        for (const int64_t wanted : {int64_t{1}, frames - 1, frames}) {
+            const at::Tensor phases = stft_phases(audio, mel.window(), shape, wanted);
+            ASSERT_EQ(phases.sizes(), (at::IntArrayRef{config.n_fft / 2 + 1, wanted}));
+            const at::Tensor expected = spectrum.narrow(1, 0, wanted);
+            const at::Tensor loud = expected.abs() > 1e-3 * expected.abs().max();
+            const at::Tensor difference = at::abs(at::polar(at::ones_like(phases), phases) - expected / expected.abs());
+            EXPECT_LT(difference.masked_select(loud).max().item<double>(), 1e-3) << samples << " samples, " << wanted;
+        }
     }
 }
 
@@ -264,6 +342,14 @@ TEST(MelConvolutionStack, RunsEachSideAsTheAutoencodersOperators) {
         ASSERT_EQ(rows.sizes(), decoded.sizes());
         EXPECT_LT((rows - decoded).abs().max().item<float>(), 1e-4f * (1.0f + decoded.abs().max().item<float>()))
             << frames << " frames";
+    }
+    // Two threads, each convolving half of the frames, give the one thread's result to the bit.
+    const MelConvolutionStack encoder(model, "encoder"), decoder(model, "decoder");
+    for (const int64_t frames : {1, 31, 32, 33, 100}) {
+        const at::Tensor mel = at::randn({config.n_mels, frames});
+        EXPECT_TRUE(at::equal(encoder.run(mel, 2), encoder.run(mel, 1))) << frames << " frames";
+        const at::Tensor values = at::rand({config.latent_dim(), frames}) * 2 - 1;
+        EXPECT_TRUE(at::equal(decoder.run(values, 2), decoder.run(values, 1))) << frames << " frames";
     }
     MelFsqCodec codec(MelAutoencoder::initialize(config, 5), at::randn({80}), at::rand({80}) + 0.5);
     const at::Tensor audio = test_signal(16000, 16000);
