@@ -55,10 +55,11 @@ float row_max(const float* values, int64_t count) {
     return best;
 }
 
-// One clone per instruction set, chosen when the library loads; no FMA, so
-// every clone rounds alike and a seed draws the same tokens on any x86-64.
+// One clone per instruction set, chosen when the library loads; no FMA
+// (-ffp-contract=off), so every clone rounds alike and a seed draws the same
+// tokens on any x86-64.
 #if defined(__x86_64__) && defined(__GNUC__)
-__attribute__((target_clones("avx2", "default")))
+__attribute__((target_clones("avx512f", "avx2", "default")))
 #endif
 void exponentiate_row(const float* logits, float* out, int64_t count, float shift, float scale) {
     for (int64_t i = 0; i < count; ++i) out[i] = exp_polynomial((logits[i] - shift) * scale);
