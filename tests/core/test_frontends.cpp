@@ -178,6 +178,12 @@ TEST(FrontendFlite, GivesTheCmuPhonesTheCorpusVoicesSpeak) {
     EXPECT_EQ(phones_of(frontend, ids), "pau hh ax l ow pau w er l d pau");
     EXPECT_EQ(phones_of(frontend, frontend.encode("It costs 12 dollars")),
               "pau ih t k aa s t s t w eh l v d aa l er z pau");
+    // Numbers, pauses and postlex ("the" before a vowel), as flite's whole
+    // synthesis gives them (which also computes intonation and durations).
+    EXPECT_EQ(phones_of(frontend, frontend.encode("The apple, the pear and the orange cost 3.50 dollars in 1999; "
+                                                  "didn't they?")),
+              "pau dh iy ae p ax l pau dh ax p eh r ae n d dh iy ao r ax n jh k aa s t th r iy p oy n t f ay v z ih r "
+              "ow d aa l er z ih n n ay n t iy n n ay n t iy n ay n pau d ih d n t dh ey pau");
 }
 
 TEST(FrontendFlite, WithoutBoundariesTheIdsAreThePhonesAlone) {
