@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <stdexcept>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -273,6 +274,9 @@ at::Tensor run(const at::Tensor& magnitude, const at::Tensor& phase, const at::T
 
 at::Tensor stft_phases(const at::Tensor& audio, const at::Tensor& window, const StftShape& stft, int64_t frames) {
     const int64_t length = audio.numel();
+    if (audio.dim() != 1 || length <= stft.n_fft / 2 || frames < 0 || frames > 1 + length / stft.hop_length)
+        throw std::invalid_argument("stft_phases: " + std::to_string(frames) + " frames of " + std::to_string(length) +
+                                    " samples (one-dimensional, more than n_fft / 2, at most 1 + samples / hop)");
     if (!audio.device().is_cpu() || !LaneRealFft::supports(stft.n_fft)) {
         const at::Tensor spectrum = at::stft(audio, stft.n_fft, stft.hop_length, stft.win_length, window, true,
                                              "reflect", false, true, true);

@@ -236,7 +236,11 @@ TEST(GriffinLim, StftPhasesEqualTorchStft) {
             const at::Tensor difference = at::abs(at::polar(at::ones_like(phases), phases) - expected / expected.abs());
             EXPECT_LT(difference.masked_select(loud).max().item<double>(), 1e-3) << samples << " samples, " << wanted;
         }
+        EXPECT_THROW(stft_phases(audio, mel.window(), shape, spectrum.size(1) + 1), std::invalid_argument);
     }
+    EXPECT_THROW(stft_phases(test_signal(config.n_fft / 2, 16000), mel.window(),
+                             StftShape{config.n_fft, config.hop_length, config.win_length}, 1),
+                 std::invalid_argument);
 }
 
 TEST(MelFsqCodec, SavesLoadsAndCodesTheSame) {
