@@ -485,6 +485,42 @@ TEST_F(PcgTest, ThinningSamplesTheCoarseResidual) {
     }
 }
 
+// The proposals y ~ q walk blocks of 64 entries: a vocabulary of several
+// blocks, zeros among the entries, and the groups' residual drawn as the
+// thinning's law says.
+TEST_F(PcgTest, ThinningDrawsOverAVocabularyOfManyBlocks) {
+    constexpr uint64_t vocab = 300;
+    std::vector<std::vector<uint32_t>> pairs;
+    for (uint32_t k = 0; k < vocab / 2; ++k) pairs.push_back({2 * k, 2 * k + 1});
+    const GroupIndex index(make_groups(pairs, vocab));
+    // Even groups hold twice the target's mass they hold in the draft, odd
+    // ones half; every third group puts all of it on its second token.
+    std::vector<float> q(vocab), p(vocab);
+    for (uint32_t k = 0; k < vocab / 2; ++k) {
+        const float target = k % 2 == 0 ? 2.0f : 1.0f, draft = k % 2 == 0 ? 1.0f : 2.0f;
+        q[2 * k] = k % 3 == 0 ? 0.0f : target / 2;
+        q[2 * k + 1] = k % 3 == 0 ? target : target / 2;
+        p[2 * k] = p[2 * k + 1] = draft / 2;
+    }
+    for (std::vector<float>* row : {&q, &p}) {
+        double total = 0.0;
+        for (float v : *row) total += v;
+        for (float& v : *row) v = static_cast<float>(v / total);
+    }
+    const std::vector<double> residual = residual_of(coarse_all(index, q), coarse_all(index, p));
+    TestUniform uniform(11);
+    const pcg::UniformSource source = uniform.source();
+    std::vector<int64_t> groups(index.group_count(), 0);
+    for (int64_t s = 0; s < 200000; ++s) {
+        const pcg::ResidualDraw draw = pcg::sample_coarse_residual(index, q.data(), p.data(), 1000, source);
+        ASSERT_FALSE(draw.enumerated);
+        ASSERT_GT(q[draw.token], 0.0f) << "token " << draw.token << " has no target mass";
+        ASSERT_EQ(draw.token / 2, draw.group);
+        ++groups[draw.group];
+    }
+    expect_distribution(groups, residual, "residual over 300 tokens in blocks of 64");
+}
+
 TEST_F(PcgTest, ForcedRejectionsDrawTheResidualThroughThePlugin) {
     // The draft always proposes token 7, which the target never emits
     // (q(7) = 0 and 7 is a singleton): every node is rejected and the
