@@ -4,6 +4,7 @@
 #include <atomic>
 #include <cmath>
 #include <exception>
+#include <system_error>
 #include <thread>
 
 #include "probability_row.h"
@@ -98,9 +99,9 @@ at::Tensor MelConvolutionStack::run(const at::Tensor& input, int threads) const 
     // Only the panel kernel computes each row alike whatever the rows around
     // it; the row kernels group rows by their count.
     const bool rows_independent = !panels_.matrices.empty();
-    const int parts = rows_independent ? static_cast<int>(std::clamp<int64_t>(
-                                             std::min<int64_t>(threads, frames / min_frames_per_thread), 1, 64))
-                                       : 1;
+    int parts = rows_independent ? static_cast<int>(std::clamp<int64_t>(
+                                       std::min<int64_t>(threads, frames / min_frames_per_thread), 1, 64))
+                                 : 1;
     int64_t widest = 0, largest_pad = 0;
     for (const Convolution& conv : convolutions_) {
         widest = std::max({widest, conv.in, conv.out});
@@ -154,8 +155,23 @@ at::Tensor MelConvolutionStack::run(const at::Tensor& input, int threads) const 
         }
         convolve(convolutions_.size() - 1, x.data(), true, h.data());
     };
+    // The other parts start together once all their threads exist; if one
+    // cannot be created, none starts and the caller convolves every row.
+    std::atomic<int> start{0};  // 0: wait, 1: go, -1: cancelled
+    auto run_part = [&](int part) {
+        while (start.load(std::memory_order_acquire) == 0) std::this_thread::yield();
+        if (start.load(std::memory_order_acquire) > 0) convolve_part(part);
+    };
     std::vector<std::thread> others;
-    for (int part = 1; part < parts; ++part) others.emplace_back(convolve_part, part);
+    try {
+        for (int part = 1; part < parts; ++part) others.emplace_back(run_part, part);
+    } catch (const std::system_error&) {
+        start.store(-1, std::memory_order_release);
+        for (std::thread& thread : others) thread.join();
+        others.clear();
+        parts = 1;
+    }
+    if (parts > 1) start.store(1, std::memory_order_release);
     convolve_part(0);
     for (std::thread& thread : others) thread.join();
     for (const std::exception_ptr& error : failure)
