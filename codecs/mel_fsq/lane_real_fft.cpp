@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
+#include <mutex>
 #include <stdexcept>
 #include <string>
 
@@ -149,27 +151,46 @@ void join_spectrum(const float* xr, const float* xi, int64_t half, const float* 
 
 bool LaneRealFft::supports(int64_t size) { return size >= 4 && (size & (size - 1)) == 0; }
 
+struct LaneRealFft::Tables {
+    std::vector<int32_t> reversed;                 // bit reversal over half slots
+    std::vector<float> twiddle_real, twiddle_imag;  // exp(-2 pi i k / half), k < half / 2
+    std::vector<float> split_cos, split_sin;        // cos, sin(2 pi k / size), k <= half
+};
+
+std::shared_ptr<const LaneRealFft::Tables> LaneRealFft::tables_of(int64_t size) {
+    static std::mutex mutex;
+    static std::map<int64_t, std::shared_ptr<const Tables>> computed;
+    const std::lock_guard<std::mutex> lock(mutex);
+    std::shared_ptr<const Tables>& found = computed[size];
+    if (found) return found;
+    const int64_t half = size / 2;
+    auto tables = std::make_shared<Tables>();
+    int bits = 0;
+    while ((int64_t{1} << bits) < half) ++bits;
+    tables->reversed.resize(static_cast<size_t>(half));
+    for (int64_t m = 0; m < half; ++m) {
+        int64_t r = 0;
+        for (int b = 0; b < bits; ++b) r |= ((m >> b) & 1) << (bits - 1 - b);
+        tables->reversed[static_cast<size_t>(m)] = static_cast<int32_t>(r);
+    }
+    for (int64_t k = 0; k < half / 2; ++k) {
+        const double angle = 2.0 * M_PI * static_cast<double>(k) / static_cast<double>(half);
+        tables->twiddle_real.push_back(static_cast<float>(std::cos(angle)));
+        tables->twiddle_imag.push_back(static_cast<float>(-std::sin(angle)));
+    }
+    for (int64_t k = 0; k <= half; ++k) {
+        const double angle = 2.0 * M_PI * static_cast<double>(k) / static_cast<double>(size);
+        tables->split_cos.push_back(static_cast<float>(std::cos(angle)));
+        tables->split_sin.push_back(static_cast<float>(std::sin(angle)));
+    }
+    found = std::move(tables);
+    return found;
+}
+
 LaneRealFft::LaneRealFft(int64_t size) : size_(size), half_(size / 2) {
     if (!supports(size))
         throw std::invalid_argument("lane FFT: size " + std::to_string(size) + " is not a power of two >= 4");
-    int bits = 0;
-    while ((int64_t{1} << bits) < half_) ++bits;
-    reversed_.resize(static_cast<size_t>(half_));
-    for (int64_t m = 0; m < half_; ++m) {
-        int64_t r = 0;
-        for (int b = 0; b < bits; ++b) r |= ((m >> b) & 1) << (bits - 1 - b);
-        reversed_[static_cast<size_t>(m)] = static_cast<int32_t>(r);
-    }
-    for (int64_t k = 0; k < half_ / 2; ++k) {
-        const double angle = 2.0 * M_PI * static_cast<double>(k) / static_cast<double>(half_);
-        twiddle_real_.push_back(static_cast<float>(std::cos(angle)));
-        twiddle_imag_.push_back(static_cast<float>(-std::sin(angle)));
-    }
-    for (int64_t k = 0; k <= half_; ++k) {
-        const double angle = 2.0 * M_PI * static_cast<double>(k) / static_cast<double>(size_);
-        split_cos_.push_back(static_cast<float>(std::cos(angle)));
-        split_sin_.push_back(static_cast<float>(std::sin(angle)));
-    }
+    tables_ = tables_of(size);
     real_.assign(static_cast<size_t>(half_ * kLanes), 0.0f);
     imag_.assign(static_cast<size_t>(half_ * kLanes), 0.0f);
 }
@@ -179,8 +200,8 @@ LaneRealFft::LaneRealFft(int64_t size) : size_(size), half_(size / 2) {
 // cost 2 us per 1024-point frame against 0.4 for the transform.
 void LaneRealFft::load(const float* const* frames, int64_t count, const float* window) {
     for (int64_t m = 0; m < half_; ++m) {
-        float* to_real = real_.data() + reversed_[static_cast<size_t>(m)] * kLanes;
-        float* to_imag = imag_.data() + reversed_[static_cast<size_t>(m)] * kLanes;
+        float* to_real = real_.data() + tables_->reversed[static_cast<size_t>(m)] * kLanes;
+        float* to_imag = imag_.data() + tables_->reversed[static_cast<size_t>(m)] * kLanes;
         const float even = window ? window[2 * m] : 1.0f, odd = window ? window[2 * m + 1] : 1.0f;
         for (int64_t l = 0; l < count; ++l) {
             to_real[l] = frames[l][2 * m] * even;
@@ -191,7 +212,7 @@ void LaneRealFft::load(const float* const* frames, int64_t count, const float* w
 }
 
 void LaneRealFft::forward(float* real, float* imag) {
-    transform_lanes(real_.data(), imag_.data(), half_, twiddle_real_.data(), twiddle_imag_.data());
+    transform_lanes(real_.data(), imag_.data(), half_, tables_->twiddle_real.data(), tables_->twiddle_imag.data());
     const float* zr = real_.data();
     const float* zi = imag_.data();
     for (int64_t l = 0; l < kLanes; ++l) {  // X[0] and X[half]: the sum and difference of Z[0]'s parts
@@ -200,13 +221,13 @@ void LaneRealFft::forward(float* real, float* imag) {
         real[half_ * kLanes + l] = zr[l] - zi[l];
         imag[half_ * kLanes + l] = 0.0f;
     }
-    split_spectrum(zr, zi, half_, split_cos_.data(), split_sin_.data(), real, imag);
+    split_spectrum(zr, zi, half_, tables_->split_cos.data(), tables_->split_sin.data(), real, imag);
 }
 
 void LaneRealFft::inverse(const float* real, const float* imag) {
-    join_spectrum(real, imag, half_, split_cos_.data(), split_sin_.data(), reversed_.data(), real_.data(),
+    join_spectrum(real, imag, half_, tables_->split_cos.data(), tables_->split_sin.data(), tables_->reversed.data(), real_.data(),
                   imag_.data());
-    transform_lanes(real_.data(), imag_.data(), half_, twiddle_real_.data(), twiddle_imag_.data());
+    transform_lanes(real_.data(), imag_.data(), half_, tables_->twiddle_real.data(), tables_->twiddle_imag.data());
 }
 
 void LaneRealFft::accumulate(float* const* to, int64_t count, const float* window) const {
