@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <cstring>
 #include <numeric>
+#include <utility>
 
 #include <spdlog/spdlog.h>
 
@@ -236,13 +237,53 @@ const float* DecodingLoop::target_probabilities(size_t rows) {
     return target_.data();
 }
 
+void DecodingLoop::prepare_target_rows(size_t rows) {
+    target_.resize(rows * vocab_);
+    target_ready_.assign(rows, 0);
+}
+
+const float* DecodingLoop::target_row(size_t row) {
+    if (row >= target_ready_.size())
+        throw Error(CDZ_STATUS_INVALID_ARGUMENT, stages_.acceptor->name() + ": asked for target row " +
+                                                     std::to_string(row) + " of a step with " +
+                                                     std::to_string(target_ready_.size()) + " rows");
+    float* out = target_.data() + row * vocab_;
+    if (!target_ready_[row]) {
+        try {
+            sampling_probabilities(sampling_, logits_ + row * vocab_, out, vocab_);
+        } catch (const Error& e) {  // NaN logits: say whose
+            throw Error(e.code(), stages_.backbone->name() + ": " + e.what());
+        }
+        target_ready_[row] = 1;
+    }
+    return out;
+}
+
+const float* DecodingLoop::lend_target_row(void* loop, int32_t row) noexcept {
+    auto& self = *static_cast<DecodingLoop*>(loop);
+    try {
+        if (row < 0)
+            throw Error(CDZ_STATUS_INVALID_ARGUMENT,
+                        self.stages_.acceptor->name() + ": asked for target row " + std::to_string(row));
+        return self.target_row(static_cast<size_t>(row));
+    } catch (...) {
+        if (!self.target_row_failure_) self.target_row_failure_ = std::current_exception();
+        return nullptr;
+    }
+}
+
 StepResult DecodingLoop::step() {
     const cdz_token_tree* tree = nullptr;
     const float* target = nullptr;
+    const bool rows_on_demand = verifying_ && stages_.acceptor && stages_.acceptor_info.reads_target_rows;
     if (verifying_) {
         tree = propose();
         evaluate(sequence_.size(), tree, true);
-        target = target_probabilities(1 + (tree ? tree->node_count : 0));
+        const size_t rows = 1 + static_cast<size_t>(tree ? tree->node_count : 0);
+        if (rows_on_demand)
+            prepare_target_rows(rows);
+        else
+            target = target_probabilities(rows);
     } else {
         // The unevaluated tokens first, so the drafter sees the hidden state
         // after them; what the acceptor emits is not verified.
@@ -273,13 +314,18 @@ StepResult DecodingLoop::step() {
             input.sampling = &sampling_;
             input.sequence = sequence_.data();
             input.sequence_length = static_cast<int64_t>(sequence_.size());
+            if (rows_on_demand) {
+                input.target_row = lend_target_row;
+                input.target_row_ctx = this;
+            }
             const auto& acceptor = stages_.acceptor->vtable<cdz_acceptor_vtable>();
-            if (accept_session_)
-                throw_if_error(acceptor.session_accept(accept_session_->get(), &input, &result),
-                               stages_.acceptor->name() + ": session_accept");
-            else
-                throw_if_error(acceptor.accept(stages_.acceptor->context(), &input, &result),
-                               stages_.acceptor->name() + ": accept");
+            cdz_status* status = accept_session_ ? acceptor.session_accept(accept_session_->get(), &input, &result)
+                                                 : acceptor.accept(stages_.acceptor->context(), &input, &result);
+            if (target_row_failure_) {  // the host's reason, not the acceptor's report of it
+                status_release(status);
+                std::rethrow_exception(std::exchange(target_row_failure_, nullptr));
+            }
+            throw_if_error(status, stages_.acceptor->name() + (accept_session_ ? ": session_accept" : ": accept"));
         } else {
             emitted_[0] = static_cast<int32_t>(sample_index(stages_.sampling_rng, target, vocab_));
             result.emitted_count = 1;

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <exception>
 #include <memory>
 #include <string>
 #include <vector>
@@ -53,6 +54,13 @@ private:
     const cdz_token_tree* propose();
     // The sampling distribution of the first `rows` rows of logits_.
     const float* target_probabilities(size_t rows);
+    // The same rows computed when first asked for, for an acceptor that reads
+    // them through cdz_accept_input.target_row: prepare, then row by row.
+    void prepare_target_rows(size_t rows);
+    const float* target_row(size_t row);
+    // cdz_accept_input.target_row: NULL when the row cannot be computed, the
+    // reason kept in target_row_failure_ (exceptions stay on this side).
+    static const float* lend_target_row(void* loop, int32_t row) noexcept;
     void check_finite_rows(const float* rows, int64_t count) const;
 
     EngineStages& stages_;
@@ -74,6 +82,8 @@ private:
     float* logits_ = nullptr;  // [1 + draft nodes, vocab] in logits_tensor_, from the chain's last token
     const float* evaluated_hidden_ = nullptr;  // [rows, hidden] in hidden_tensor_
     std::vector<float> target_;  // target_probabilities' rows
+    std::vector<uint8_t> target_ready_;  // target_row: which rows of target_ are computed
+    std::exception_ptr target_row_failure_;
     std::vector<float> hidden_;  // the target's hidden state at hidden_position_
     int64_t hidden_position_ = -1;
 

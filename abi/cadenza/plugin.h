@@ -18,13 +18,13 @@
  *    checks it before touching a field added later (CDZ_STRUCT_HAS). Tables
  *    and structs are append-only: a field is never moved, resized or removed
  *    within a major.
- *  - Versioning (docs/abi.md): this is plugin ABI 1.0, the first version of
- *    major 1. A minor is bumped for each addition; a major only for a
- *    removal or change. The loader refuses a plugin of another major, or of
- *    a newer minor than the host's, and accepts every older minor of its
- *    major: a struct a plugin hands over (descriptor, parameter spec,
- *    function table) may be as small as its 1.0 version, and the host then
- *    uses the documented default of each later field the struct does not
+ *  - Versioning (docs/abi.md): this is plugin ABI 1.1 (1.1 added the
+ *    target's rows on demand for acceptors). A minor is bumped for each
+ *    addition; a major only for a removal or change. The loader refuses a
+ *    plugin of another major, or of a newer minor than the host's, and
+ *    accepts every older minor of its major: a struct a plugin hands over
+ *    (descriptor, parameter spec, function table) may be as small as its 1.0
+ *    version, and the host then uses the documented default of each later field the struct does not
  *    reach (zero; for a function, NULL: the plugin does not have it). A
  *    struct the host hands over is always the host's own, so a plugin reads
  *    every field its header has.
@@ -52,7 +52,7 @@ extern "C" {
 #endif
 
 #define CDZ_PLUGIN_ABI_MAJOR 1
-#define CDZ_PLUGIN_ABI_MINOR 0
+#define CDZ_PLUGIN_ABI_MINOR 1
 #define CDZ_PLUGIN_ENTRY_SYMBOL "cdz_plugin_entry"
 
 /* The size of `type` up to and including `field`: the struct_size a struct
@@ -422,6 +422,12 @@ typedef struct cdz_acceptor_info {
      * pass (Viterbi over MTP heads); target_probabilities is then NULL. */
     int verifies;
     int needs_draft_probabilities;
+    /* Added in 1.1. Nonzero: the acceptor reads the target's rows through
+     * cdz_accept_input.target_row whenever the host sets it, so the host may
+     * compute only the rows a step reaches (a chain whose first node is
+     * rejected needs row 0 alone). 0, the default: the host fills
+     * target_probabilities with every row. */
+    int reads_target_rows;
 } cdz_acceptor_info;
 
 typedef struct cdz_accept_input {
@@ -438,6 +444,15 @@ typedef struct cdz_accept_input {
      * included (the tree's roots are children of its last token). */
     const int32_t* sequence;
     int64_t sequence_length;
+    /* Added in 1.1, only for an acceptor whose info set reads_target_rows:
+     * when target_row is not NULL, target_probabilities is NULL and row r
+     * (0 .. node_count, numbered as target_probabilities' rows) is
+     * target_row(target_row_ctx, r), vocab_size floats valid until accept
+     * returns; asking again for a row returns the same pointer at no cost.
+     * NULL when the host could not compute the row: the acceptor then
+     * returns an error status and the host reports its own reason. */
+    const float* (*target_row)(void* ctx, int32_t row);
+    void* target_row_ctx;
 } cdz_accept_input;
 
 typedef struct cdz_accept_output {

@@ -92,7 +92,17 @@ static cdz_status* get_info(void* ctx, cdz_acceptor_info* out) {
     if (!ctx || !out) return make_error(CDZ_STATUS_INVALID_ARGUMENT, "ctx or out is NULL");
     out->verifies = 1;
     out->needs_draft_probabilities = 1; /* without them drafts count as greedy */
+    if (CDZ_STRUCT_HAS(out, cdz_acceptor_info, reads_target_rows)) out->reads_target_rows = 1;
     return NULL;
+}
+
+/* Row r of the target (0: after the prefix, i + 1: after node i). Through the
+ * host's target_row when it gives one (plugin ABI 1.1: get_info sets
+ * reads_target_rows, so the host computes only the rows a step asks for),
+ * else from target_probabilities. NULL when the host could not give it. */
+static const float* target_row(const cdz_accept_input* in, int32_t r) {
+    if (in->target_row) return in->target_row(in->target_row_ctx, r);
+    return in->target_probabilities + (int64_t)r * in->vocab_size;
 }
 
 /* Checks the call before any random number is drawn, so that a bad input
@@ -123,8 +133,8 @@ static cdz_status_code check_input(const cdz_accept_input* in, const cdz_accept_
         snprintf(text, size, "the vocabulary size must be in [1, 2^31), got %lld", (long long)in->vocab_size);
         return CDZ_STATUS_INVALID_ARGUMENT;
     }
-    if (!in->target_probabilities) {
-        snprintf(text, size, "target probabilities are NULL (verifies = 1)");
+    if (!in->target_probabilities && !in->target_row) {
+        snprintf(text, size, "target probabilities are NULL and there is no target_row (verifies = 1)");
         return CDZ_STATUS_INVALID_ARGUMENT;
     }
     if (tree->node_count > 0 && (!tree->tokens || !tree->parents || !out->accepted_nodes)) {
@@ -257,11 +267,15 @@ static cdz_status* accept(void* ctx, const cdz_accept_input* in, cdz_accept_outp
     for (;;) {
         /* r starts as the target's row after `current` and moves into the
          * scratch rows (alternately) once rejections have updated it. */
-        const float* residual = in->target_probabilities + (int64_t)(current + 1) * vocab;
-        double residual_mass = row_mass(residual, vocab);
+        const float* residual = target_row(in, current + 1);
+        double residual_mass = residual ? row_mass(residual, vocab) : -1.0;
         int which_scratch = 0;
         int32_t child, accepted = -1;
 
+        if (!residual) {
+            snprintf(text, sizeof(text), "the host gave no target row %ld", (long)(current + 1));
+            return make_error(CDZ_STATUS_INVALID_ARGUMENT, text);
+        }
         if (!(residual_mass > 0.0)) {
             snprintf(text, sizeof(text), "target row %ld is invalid or has no probability mass", (long)(current + 1));
             return make_error(CDZ_STATUS_INVALID_ARGUMENT, text);

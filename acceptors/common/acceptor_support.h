@@ -1,6 +1,7 @@
 // What the C++ acceptor plugins (acceptor.exact, acceptor.tolerance,
 // acceptor.pcg) share beyond the SDK: checking an accept() call's input,
-// summing a probability row and the residual of a rejection. Header-only, so
+// reading the target's rows, summing a probability row and the residual of a
+// rejection. Header-only, so
 // that each plugin stays one self-contained MODULE library.
 #pragma once
 
@@ -17,6 +18,35 @@ namespace cadenza::acceptors {
 
 [[noreturn]] inline void fail(cdz_status_code code, const std::string& message) { throw sdk::Error(code, message); }
 [[noreturn]] inline void invalid(const std::string& message) { fail(CDZ_STATUS_INVALID_ARGUMENT, message); }
+
+// The target's rows of an accept() call: from the host's target_row when it
+// gives one (plugin ABI 1.1, for an acceptor whose info sets
+// reads_target_rows: the host then computes only the rows asked for), else
+// from target_probabilities. Row 0 follows the prefix, row i + 1 node i.
+class TargetRows {
+public:
+    explicit TargetRows(const cdz_accept_input& in)
+        : matrix_(in.target_probabilities),
+          vocab_(in.vocab_size),
+          fetch_(CDZ_STRUCT_HAS(&in, cdz_accept_input, target_row_ctx) ? in.target_row : nullptr),
+          ctx_(fetch_ ? in.target_row_ctx : nullptr) {}
+
+    // Whether there are rows to read at all.
+    bool present() const { return fetch_ || matrix_; }
+
+    const float* row(int32_t r) const {
+        if (!fetch_) return matrix_ + static_cast<int64_t>(r) * vocab_;
+        const float* row = fetch_(ctx_, r);
+        if (!row) invalid("the host gave no target row " + std::to_string(r));
+        return row;
+    }
+
+private:
+    const float* matrix_;
+    int64_t vocab_;
+    const float* (*fetch_)(void* ctx, int32_t row);
+    void* ctx_;
+};
 
 // Checks what every accept() call needs, before any random number is drawn:
 // the pointers, the vocabulary, a single-codebook tree in topological order
@@ -38,7 +68,8 @@ inline void check_accept_call(const cdz_accept_input* in, cdz_accept_output* out
     if (in->vocab_size <= 0) invalid("the vocabulary size must be positive, got " + std::to_string(in->vocab_size));
     if (in->vocab_size > std::numeric_limits<int32_t>::max())
         invalid("the vocabulary size " + std::to_string(in->vocab_size) + " does not fit token ids");
-    if (verifies && !in->target_probabilities) invalid("target probabilities are NULL (verifies = 1)");
+    if (verifies && !TargetRows(*in).present())
+        invalid("target probabilities are NULL and there is no target_row (verifies = 1)");
     const int32_t n = tree->node_count;
     if (n > 0 && (!tree->tokens || !tree->parents)) invalid("the tree's tokens or parents are NULL");
     if (n > 0 && !out->accepted_nodes) invalid("accepted_nodes is NULL");
@@ -59,6 +90,11 @@ inline void check_accept_call(const cdz_accept_input* in, cdz_accept_output* out
             invalid("node " + std::to_string(i) + " has token " + std::to_string(token) + ", outside [0, " +
                     std::to_string(in->vocab_size) + ")");
     }
+}
+
+// get_info's flag for the acceptors that read rows through TargetRows.
+inline void set_reads_target_rows(cdz_acceptor_info* out) {
+    if (CDZ_STRUCT_HAS(out, cdz_acceptor_info, reads_target_rows)) out->reads_target_rows = 1;
 }
 
 // Sums of rows are taken in double in eight interleaved partial sums: entry

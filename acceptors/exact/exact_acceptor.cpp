@@ -70,6 +70,7 @@ void run_accept(ExactAcceptor& self, const cdz_accept_input& in, cdz_accept_outp
     const cdz_token_tree& tree = *in.tree;
     const int64_t vocab = in.vocab_size;
     const int32_t n = tree.node_count;
+    const TargetRows target(in);
     for (auto& row : self.scratch)
         if (static_cast<int64_t>(row.size()) < vocab) row.resize(static_cast<size_t>(vocab));
 
@@ -77,7 +78,7 @@ void run_accept(ExactAcceptor& self, const cdz_accept_input& in, cdz_accept_outp
     for (;;) {
         // The level's distribution starts as the target row after `current`;
         // it points into a scratch row once a rejection has updated it.
-        const float* residual = in.target_probabilities + static_cast<int64_t>(current + 1) * vocab;
+        const float* residual = target.row(current + 1);
         double residual_mass = row_mass(residual, vocab, "target", current + 1);
         int which_scratch = 0;
 
@@ -128,6 +129,7 @@ void ExactAcceptor::get_info(cdz_acceptor_info* out) const {
     if (!out) invalid("out is NULL");
     out->verifies = 1;
     out->needs_draft_probabilities = 1;
+    set_reads_target_rows(out);
 }
 
 void ExactAcceptor::accept(const cdz_accept_input* in, cdz_accept_output* out) {

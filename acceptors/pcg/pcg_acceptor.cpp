@@ -8,6 +8,7 @@
 #include <cstring>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "cadenza/plugin.h"
 #include "cadenza/sdk/plugin_error.hpp"
@@ -34,6 +35,18 @@ struct Acceptor {
     int64_t max_thinning_rounds = 100;
     cdz_rng* rng = nullptr;
     StepOutput step;  // reused between calls
+    std::vector<uint8_t> target_checked, draft_checked;  // per row, this call
+};
+
+// The rows pcg_step reads, each checked the first time it is asked for: the
+// target's through the host's target_row when it gives one (then only the
+// levels the step reaches are computed at all).
+struct CheckedRows {
+    const acceptors::TargetRows target;
+    const float* draft;
+    int64_t vocab;
+    std::vector<uint8_t>& target_checked;
+    std::vector<uint8_t>& draft_checked;
 };
 
 double draw_uniform(void* rng) { return sdk::host().rng_uniform(static_cast<cdz_rng*>(rng)); }
@@ -55,6 +68,22 @@ void check_row(const float* row, int64_t vocab, const char* what, int64_t index)
         throw sdk::Error(CDZ_STATUS_INVALID_ARGUMENT, std::string(what) + " row " +
                                                            std::to_string(index) + " sums to " + std::to_string(total) +
                                                            ", not 1");
+}
+
+const float* fetch_target_row(void* ctx, int32_t r) {
+    CheckedRows& rows = *static_cast<CheckedRows*>(ctx);
+    const float* row = rows.target.row(r);
+    if (!rows.target_checked[static_cast<size_t>(r)]) check_row(row, rows.vocab, "target", r);
+    rows.target_checked[static_cast<size_t>(r)] = 1;
+    return row;
+}
+
+const float* fetch_draft_row(void* ctx, int32_t node) {
+    CheckedRows& rows = *static_cast<CheckedRows*>(ctx);
+    const float* row = rows.draft + static_cast<int64_t>(node) * rows.vocab;
+    if (!rows.draft_checked[static_cast<size_t>(node)]) check_row(row, rows.vocab, "draft", node);
+    rows.draft_checked[static_cast<size_t>(node)] = 1;
+    return row;
 }
 
 cdz_status* create(const cdz_instance_args* args, void** out_ctx) noexcept {
@@ -89,6 +118,7 @@ cdz_status* get_info(void* ctx, cdz_acceptor_info* out) noexcept {
         out->struct_size = sizeof(cdz_acceptor_info);
         out->verifies = 1;
         out->needs_draft_probabilities = 1;
+        acceptors::set_reads_target_rows(out);
     });
 }
 
@@ -116,7 +146,7 @@ cdz_status* accept(void* ctx, const cdz_accept_input* in, cdz_accept_output* out
         const int32_t n = tree.node_count;
         check(n >= 0, "the tree has a negative node count");
         check(n == 0 || (tree.tokens && tree.parents), "the tree's tokens or parents are NULL");
-        check(in->target_probabilities != nullptr, "needs the target's probabilities");
+        check(acceptors::TargetRows(*in).present(), "needs the target's probabilities");
         check(n == 0 || in->draft_probabilities != nullptr, "needs the draft's probabilities");
         for (int32_t i = 0; i < n; ++i) {
             check(tree.parents[i] >= -1 && tree.parents[i] < i,
@@ -126,15 +156,17 @@ cdz_status* accept(void* ctx, const cdz_accept_input* in, cdz_accept_output* out
                   "node " + std::to_string(i) + " has token " + std::to_string(tree.tokens[i]) +
                       ", outside the vocabulary of " + std::to_string(vocab));
         }
-        for (int32_t r = 0; r <= n; ++r) check_row(in->target_probabilities + static_cast<int64_t>(r) * vocab, vocab, "target", r);
-        for (int32_t r = 0; r < n; ++r) check_row(in->draft_probabilities + static_cast<int64_t>(r) * vocab, vocab, "draft", r);
+        self.target_checked.assign(static_cast<size_t>(n) + 1, 0);
+        self.draft_checked.assign(static_cast<size_t>(n), 0);
+        CheckedRows rows{acceptors::TargetRows(*in), in->draft_probabilities, vocab, self.target_checked,
+                         self.draft_checked};
 
         StepInput step_input;
         step_input.node_count = n;
         step_input.tokens = tree.tokens;
         step_input.parents = tree.parents;
-        step_input.target = in->target_probabilities;
-        step_input.draft = in->draft_probabilities;
+        step_input.target = {nullptr, fetch_target_row, &rows};
+        step_input.draft = {nullptr, fetch_draft_row, &rows};
         const UniformSource uniform{draw_uniform, self.rng};
         pcg_step(*self.index, step_input, self.max_thinning_rounds, uniform, self.step);
 

@@ -249,7 +249,7 @@ void pcg_step(const GroupIndex& index, const StepInput& input, int64_t max_thinn
         end = children.data() + child_offsets[slot];
     };
 
-    auto draft_row = [&](int32_t node) { return input.draft + static_cast<int64_t>(node) * vocab; };
+    auto draft_row = [&](int32_t node) { return input.draft.at(node, vocab); };
     auto accept_node = [&](int32_t node, uint32_t group) {
         output.accepted_nodes.push_back(node);
         output.emitted.push_back(input.tokens[node]);
@@ -264,7 +264,7 @@ void pcg_step(const GroupIndex& index, const StepInput& input, int64_t max_thinn
     int32_t parent = -1;
     std::vector<double> residual, draft_coarse;
     for (;;) {
-        const float* q = input.target + static_cast<int64_t>(parent + 1) * vocab;
+        const float* q = input.target.at(parent + 1, vocab);
         const int32_t *first, *last;
         children_of(parent, first, last);
         if (first == last) {  // bonus token from the target

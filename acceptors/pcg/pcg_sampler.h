@@ -95,13 +95,28 @@ struct ResidualDraw {
 ResidualDraw sample_coarse_residual(const GroupIndex& index, const float* q, const float* p, int64_t max_rounds,
                                     const UniformSource& uniform);
 
-// One decoding step over a draft tree (the acceptor's whole rule).
+// Rows of V probabilities by index: a matrix, or rows fetched one at a time
+// (the plugin's, which reads the host's target rows on demand and checks
+// each row it is asked for).
+struct Rows {
+    const float* matrix = nullptr;  // [rows x V]
+    const float* (*fetch)(void* ctx, int32_t row) = nullptr;
+    void* ctx = nullptr;
+
+    const float* at(int32_t row, int64_t vocab) const {
+        return fetch ? fetch(ctx, row) : matrix + static_cast<int64_t>(row) * vocab;
+    }
+};
+
+// One decoding step over a draft tree (the acceptor's whole rule). It reads
+// the target rows of the levels it reaches and the draft rows of the nodes it
+// judges, nothing else.
 struct StepInput {
     int32_t node_count = 0;
     const int32_t* tokens = nullptr;   // [node_count]
     const int32_t* parents = nullptr;  // [node_count], parents[i] < i, -1: child of the prefix
-    const float* target = nullptr;     // q: [(node_count + 1) x V], row i + 1 after node i
-    const float* draft = nullptr;      // p: [node_count x V], the distribution node i was drawn from
+    Rows target;                       // q: node_count + 1 rows, row i + 1 after node i
+    Rows draft;                        // p: node_count rows, the distribution node i was drawn from
 };
 
 struct StepOutput {

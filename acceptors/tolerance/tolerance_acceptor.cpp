@@ -98,6 +98,7 @@ void run_accept(ToleranceAcceptor& self, const cdz_accept_input& in, cdz_accept_
     const int64_t vocab = in.vocab_size;
     const int32_t n = tree.node_count;
     const size_t nodes = static_cast<size_t>(n);
+    const TargetRows target(in);
     if (self.cumulative.size() < static_cast<size_t>(vocab)) self.cumulative.resize(static_cast<size_t>(vocab));
     self.samples.resize(static_cast<size_t>(self.tau));
     self.first_child.assign(nodes + 1, -1);
@@ -120,7 +121,7 @@ void run_accept(ToleranceAcceptor& self, const cdz_accept_input& in, cdz_accept_
         if (open >= 0 && !self.accepted[static_cast<size_t>(open)]) continue;
         const int32_t first = self.first_child[static_cast<size_t>(open + 1)];
         if (first < 0) continue;
-        const float* row = in.target_probabilities + static_cast<int64_t>(open + 1) * vocab;
+        const float* row = target.row(open + 1);
         const double total = build_cumulative(self, row, vocab, open + 1);
         for (int32_t k = 0; k < self.tau; ++k) self.samples[static_cast<size_t>(k)] = draw(self, vocab, total);
         for (int32_t child = first; child >= 0; child = self.next_sibling[static_cast<size_t>(child)]) {
@@ -164,7 +165,7 @@ void run_accept(ToleranceAcceptor& self, const cdz_accept_input& in, cdz_accept_
         out.accepted_nodes[out.accepted_count++] = node;
         out.emitted_tokens[out.emitted_count++] = tree.tokens[node];
     }
-    const float* row = in.target_probabilities + static_cast<int64_t>(leaf + 1) * vocab;
+    const float* row = target.row(leaf + 1);
     const double total = build_cumulative(self, row, vocab, leaf + 1);
     out.emitted_tokens[out.emitted_count++] = draw(self, vocab, total);
 }
@@ -185,6 +186,7 @@ void ToleranceAcceptor::get_info(cdz_acceptor_info* out) const {
     if (!out) invalid("out is NULL");
     out->verifies = 1;
     out->needs_draft_probabilities = 0;
+    set_reads_target_rows(out);
 }
 
 void ToleranceAcceptor::accept(const cdz_accept_input* in, cdz_accept_output* out) {

@@ -54,7 +54,16 @@ static cdz_status* get_info(void* ctx, cdz_acceptor_info* out) {
     (void)ctx;
     out->verifies = 1;
     out->needs_draft_probabilities = 0;
+    out->reads_target_rows = 1; /* the host then computes only the rows target_row() asks for */
     return NULL;
+}
+
+/* The target's row after `parent` (-1: after the committed prefix), lent by
+ * the host one row at a time, or from the filled matrix of an older host.
+ * NULL when the host could not compute it. */
+static const float* target_row(const cdz_accept_input* in, int32_t parent) {
+    if (in->target_row) return in->target_row(in->target_row_ctx, parent + 1);
+    return in->target_probabilities + (int64_t)(parent + 1) * in->vocab_size;
 }
 
 static int64_t argmax(const float* row, int64_t count) {
@@ -70,14 +79,14 @@ static cdz_status* accept(void* ctx, const cdz_accept_input* in, cdz_accept_outp
     const int64_t vocab = in->vocab_size;
     int32_t parent = -1, node;
     const float* row;
-    if (!in->target_probabilities)
+    if (!in->target_probabilities && !in->target_row)
         return host->status_create(CDZ_STATUS_INVALID_ARGUMENT, "example.argmax_acceptor needs target probabilities");
     out->accepted_count = 0;
     out->emitted_count = 0;
     for (;;) {
         int32_t chosen = -1;
         if (out->accepted_count >= self->max_accept) break;
-        row = in->target_probabilities + (int64_t)(parent + 1) * vocab;
+        if (!(row = target_row(in, parent))) break; /* the host reports why */
         for (node = parent + 1; node < tree->node_count; ++node) {
             const int32_t token = tree->tokens[node];
             if (tree->parents[node] != parent) continue;
@@ -91,7 +100,8 @@ static cdz_status* accept(void* ctx, const cdz_accept_input* in, cdz_accept_outp
         out->emitted_tokens[out->emitted_count++] = tree->tokens[chosen];
         parent = chosen;
     }
-    row = in->target_probabilities + (int64_t)(parent + 1) * vocab;
+    if (!(row = target_row(in, parent)))
+        return host->status_create(CDZ_STATUS_INVALID_ARGUMENT, "example.argmax_acceptor: the host gave no target row");
     out->emitted_tokens[out->emitted_count++] =
         (int32_t)(self->sample ? host->sample_index(self->rng, row, vocab) : argmax(row, vocab));
     return NULL;

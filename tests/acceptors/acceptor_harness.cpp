@@ -13,6 +13,19 @@ namespace cadenza::test {
 struct AcceptorHarness::State {
     PipelineConfig config;
     std::unique_ptr<PluginInstance> instance;
+    bool lend_rows = false;
+    int32_t refused_row = -1;
+    const std::vector<float>* target = nullptr;  // during accept()
+    int64_t vocab = 0;
+    std::vector<int32_t> rows_asked;
+
+    static const float* target_row(void* ctx, int32_t row) {
+        State& state = *static_cast<State*>(ctx);
+        state.rows_asked.push_back(row);
+        const int64_t rows = static_cast<int64_t>(state.target->size()) / state.vocab;
+        if (row < 0 || row >= rows || row == state.refused_row) return nullptr;
+        return state.target->data() + static_cast<int64_t>(row) * state.vocab;
+    }
 };
 
 AcceptorHarness::AcceptorHarness(const std::string& table, uint64_t seed, const std::filesystem::path& base_directory)
@@ -48,6 +61,14 @@ AcceptResult AcceptorHarness::accept(const std::vector<int32_t>& tokens, const s
     input.tree = &tree;
     input.vocab_size = vocab;
     input.target_probabilities = target.empty() ? nullptr : target.data();
+    state_->rows_asked.clear();
+    if (state_->lend_rows && !target.empty()) {
+        state_->target = &target;
+        state_->vocab = vocab;
+        input.target_probabilities = nullptr;
+        input.target_row = State::target_row;
+        input.target_row_ctx = state_.get();
+    }
     input.draft_probabilities = draft.empty() ? nullptr : draft.data();
     input.sampling = &sampling;
     input.sequence = sequence.empty() ? nullptr : sequence.data();
@@ -65,6 +86,13 @@ AcceptResult AcceptorHarness::accept(const std::vector<int32_t>& tokens, const s
 }
 
 void AcceptorHarness::reseed(uint64_t seed) { state_->instance->reseed(seed); }
+
+void AcceptorHarness::lend_target_rows(bool lend, int32_t refused) {
+    state_->lend_rows = lend;
+    state_->refused_row = refused;
+}
+
+const std::vector<int32_t>& AcceptorHarness::rows_asked() const { return state_->rows_asked; }
 
 int32_t sample_from(const std::vector<float>& probabilities, uint64_t& generator_state) {
     std::mt19937_64 generator(generator_state);

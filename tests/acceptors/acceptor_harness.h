@@ -41,6 +41,15 @@ public:
     // Restarts the acceptor's random stream, as the engine does per synthesis.
     void reseed(uint64_t seed);
 
+    // With true, accept() lends the target's rows through
+    // cdz_accept_input.target_row (target_probabilities NULL), as the engine
+    // does for an acceptor whose info sets reads_target_rows, and records
+    // which rows the acceptor asked for; a row outside the step, or the row
+    // `refused` (>= 0), comes back NULL, as from a host that cannot compute it.
+    void lend_target_rows(bool lend, int32_t refused = -1);
+    // The rows asked for in the last accept() call, in the order asked.
+    const std::vector<int32_t>& rows_asked() const;
+
     static cdz_sampling default_sampling();
 
 private:

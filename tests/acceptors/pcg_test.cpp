@@ -399,8 +399,8 @@ TEST_F(PcgTest, FirstGroupFollowsTargetCoarseDistributionWithOverlaps) {
         input.node_count = 1;
         input.tokens = chain.tokens.data();
         input.parents = chain.parents.data();
-        input.target = chain.target.data();
-        input.draft = chain.draft.data();
+        input.target.matrix = chain.target.data();
+        input.draft.matrix = chain.draft.data();
         pcg::StepOutput output;
         pcg::pcg_step(index, input, 100, source, output);
         ASSERT_EQ(output.groups.size(), output.emitted.size());
@@ -436,7 +436,7 @@ TEST_F(PcgTest, SiblingsKeepTheFirstGroupDistributedWithOverlaps) {
             draft.insert(draft.end(), p_row.begin(), p_row.end());
             target.insert(target.end(), later_row.begin(), later_row.end());
         }
-        pcg::StepInput input{3, tokens.data(), parents.data(), target.data(), draft.data()};
+        pcg::StepInput input{3, tokens.data(), parents.data(), {target.data()}, {draft.data()}};
         pcg::StepOutput output;
         pcg::pcg_step(index, input, 100, source, output);
         ++counts[output.groups[0]];

@@ -6,6 +6,7 @@
 #include <filesystem>
 
 #include "engine.h"
+#include "error.h"
 #include "pipeline_config.h"
 #include "test_fixtures.h"
 #include "transition_matrix.h"
@@ -92,6 +93,33 @@ TEST(AcceptorsEndToEnd, AnAcceptorWithSessionsHearsEveryCommittedToken) {
     EXPECT_EQ(audio.size(), 50u * 320u);
     EXPECT_EQ(engine.stats().steps(), engine.stats().tokens_generated());  // greedy: one token per step
     EXPECT_EQ(engine.synthesize(request), audio);
+}
+
+TEST(AcceptorsEndToEnd, AnAcceptorReadingRowsOnDemandGetsTheRowsTheHostWouldFill) {
+    // Both doubles emit row 0's most probable token; test.row_reading_acceptor
+    // fails unless the host lends the rows through target_row.
+    SynthesisRequest request;
+    request.text = "Rows.";
+    Engine filled = engine_for(pipeline_with("plugin = \"test.session_acceptor\"\n"));
+    Engine lent = engine_for(pipeline_with("plugin = \"test.row_reading_acceptor\"\n"));
+    const auto audio = lent.synthesize(request);
+    EXPECT_EQ(audio.size(), 50u * 320u);
+    EXPECT_EQ(audio, filled.synthesize(request));
+}
+
+TEST(AcceptorsEndToEnd, ARowOutsideTheStepIsAnErrorNamingTheAcceptor) {
+    Engine engine = engine_for(pipeline_with("plugin = \"test.row_reading_acceptor\"\nextra_row = 99\n"));
+    SynthesisRequest request;
+    request.text = "Rows.";
+    try {
+        engine.synthesize(request);
+        FAIL() << "asking for row 99 of a step of 4 rows succeeded";
+    } catch (const Error& e) {
+        EXPECT_EQ(e.code(), CDZ_STATUS_INVALID_ARGUMENT);
+        EXPECT_NE(std::string(e.what()).find("test.row_reading_acceptor: asked for target row 99 of a step with 4 rows"),
+                  std::string::npos)
+            << e.what();
+    }
 }
 
 TEST(AcceptorsEndToEnd, BiasOnATree) {
