@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "common/blocked_row.h"
+
 namespace cadenza::pcg {
 
 GroupIndex::GroupIndex(const TokenGroups& groups) {
@@ -114,64 +116,6 @@ size_t sample_weights(const std::vector<double>& weights, double total, const Un
     return last;
 }
 
-// A row of non-negative weights (entries that are not > 0 count as 0) for
-// drawing y ~ q by inversion many times: the sums of blocks of 64 entries,
-// then, per draw, a walk over the blocks' running totals and within the one
-// block the draw falls in. The running double sum of every entry, kept as a
-// cumulative array before, was a serial chain of 8,252 adds (~8 us) and a
-// 66 KB allocation per rejected step; the blocks' totals take 1 KB.
-class BlockedRow {
-public:
-    static constexpr int64_t block = 64;
-
-    BlockedRow(const float* row, int64_t count)
-        : row_(row), count_(count), ends_(static_cast<size_t>((count + block - 1) / block)) {
-        std::vector<double>& ends = ends_;
-        double running = 0.0;
-        for (size_t b = 0; b < ends.size(); ++b) {
-            const int64_t first = static_cast<int64_t>(b) * block, last = std::min(count, first + block);
-            double lane[8] = {};
-            int64_t t = first;
-            for (; t + 8 <= last; t += 8)
-                for (int j = 0; j < 8; ++j) lane[j] += positive(row[t + j]);
-            for (; t < last; ++t) lane[0] += positive(row[t]);
-            running += ((lane[0] + lane[1]) + (lane[2] + lane[3])) + ((lane[4] + lane[5]) + (lane[6] + lane[7]));
-            ends[b] = running;
-        }
-    }
-
-    double total() const { return ends_.empty() ? 0.0 : ends_.back(); }
-
-    // The first entry at which the running total exceeds `target` (in [0,
-    // total)); the last positive entry when rounding leaves none.
-    uint32_t invert(double target) const {
-        const std::vector<double>& ends = ends_;
-        size_t b = static_cast<size_t>(std::upper_bound(ends.begin(), ends.end(), target) - ends.begin());
-        int64_t last_positive = -1;
-        for (; b < ends.size(); ++b) {
-            double running = b > 0 ? ends[b - 1] : 0.0;
-            const int64_t first = static_cast<int64_t>(b) * block, last = std::min(count_, first + block);
-            for (int64_t t = first; t < last; ++t) {
-                if (!(row_[t] > 0.0f)) continue;
-                running += row_[t];
-                last_positive = t;
-                if (target < running) return static_cast<uint32_t>(t);
-            }
-        }
-        if (last_positive < 0)
-            for (int64_t t = count_ - 1; t >= 0; --t)
-                if (row_[t] > 0.0f) return static_cast<uint32_t>(t);
-        return static_cast<uint32_t>(std::max<int64_t>(last_positive, 0));
-    }
-
-private:
-    static double positive(float value) { return value > 0.0f ? static_cast<double>(value) : 0.0; }
-
-    const float* row_;
-    int64_t count_;
-    std::vector<double> ends_;  // the running total at each block's end
-};
-
 // T <- [T - P]+, normalized. A numerically empty residual leaves T as it was
 // (the rejection that led here had probability zero).
 void subtract_and_normalize(std::vector<double>& target, const std::vector<double>& draft) {
@@ -188,7 +132,7 @@ ResidualDraw sample_coarse_residual(const GroupIndex& index, const float* q, con
     ResidualDraw draw;
     const int64_t vocab = index.vocab_size();
     if (max_rounds > 0) {
-        const BlockedRow row(q, vocab);
+        const acceptors::BlockedRow row(q, vocab);
         const double total = row.total();
         for (; draw.rounds < max_rounds && total > 0.0;) {
             ++draw.rounds;

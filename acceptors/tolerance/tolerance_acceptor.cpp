@@ -27,8 +27,9 @@
 // Random numbers, in this order: tau host->rng_uniform draws for each open
 // node with children, in node-index order (the prefix first), then one for
 // the emitted token. Each draw picks the first index whose cumulative mass
-// exceeds u times the row's total, as host->sample_index does; the row's
-// cumulative sums are built once so tau draws cost O(vocab + tau log vocab).
+// exceeds u times the row's total, as host->sample_index does; the row's sums
+// in blocks of 64 are built once per row (common/blocked_row.h), so tau draws
+// cost O(vocab) vectorized adds plus O(tau (log vocab + 64)).
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -39,6 +40,7 @@
 #include "cadenza/sdk/plugin_class.hpp"
 #include "cadenza/sdk/plugin_params.hpp"
 #include "common/acceptor_support.h"
+#include "common/blocked_row.h"
 
 namespace cadenza::acceptors::tolerance {
 namespace {
@@ -56,7 +58,7 @@ struct ToleranceAcceptor {
     cdz_rng* rng = nullptr;
     int32_t tau = 3;
     // Scratch kept between calls.
-    std::vector<double> cumulative;    // [vocab]
+    BlockedRow blocks;                 // the row being drawn from
     std::vector<int32_t> samples;      // [tau]
     std::vector<int32_t> first_child;  // [n + 1], index parent + 1; -1: none
     std::vector<int32_t> next_sibling; // [n]
@@ -67,30 +69,19 @@ struct ToleranceAcceptor {
     std::vector<int32_t> path;         // [n]
 };
 
-// Builds the cumulative sums of `row` and returns its total.
-double build_cumulative(ToleranceAcceptor& self, const float* row, int64_t vocab, int64_t index) {
+// Checks `row` (target row `index`), readies self.blocks to draw from it and
+// returns its total.
+double prepare_draws(ToleranceAcceptor& self, const float* row, int64_t vocab, int64_t index) {
     const double total = row_mass(row, vocab, "target", index);
-    double running = 0.0;
-    for (int64_t i = 0; i < vocab; ++i) {
-        running += row[i];
-        self.cumulative[static_cast<size_t>(i)] = running;
-    }
+    self.blocks.assign(row, vocab);
     return total;
 }
 
-// One draw from the row whose cumulative sums are in self.cumulative.
-int32_t draw(ToleranceAcceptor& self, int64_t vocab, double total) {
-    const double target = sdk::host().rng_uniform(self.rng) * total;
-    const auto begin = self.cumulative.begin();
-    const auto end = begin + vocab;
-    // The first index whose cumulative mass exceeds the target has a
-    // positive probability (zero entries do not raise the sum).
-    auto found = std::upper_bound(begin, end, target);
-    if (found == end) {
-        // Rounding put the target at the total: the last index with mass.
-        found = std::lower_bound(begin, end, self.cumulative[static_cast<size_t>(vocab - 1)]);
-    }
-    return static_cast<int32_t>(found - begin);
+// One draw from the row in self.blocks: the first index whose running mass
+// exceeds u times the total, which has a positive probability (zero entries
+// do not raise the sum); the last with mass when rounding leaves none.
+int32_t draw(ToleranceAcceptor& self) {
+    return static_cast<int32_t>(self.blocks.invert(sdk::host().rng_uniform(self.rng) * self.blocks.total()));
 }
 
 void run_accept(ToleranceAcceptor& self, const cdz_accept_input& in, cdz_accept_output& out) {
@@ -99,7 +90,6 @@ void run_accept(ToleranceAcceptor& self, const cdz_accept_input& in, cdz_accept_
     const int32_t n = tree.node_count;
     const size_t nodes = static_cast<size_t>(n);
     const TargetRows target(in);
-    if (self.cumulative.size() < static_cast<size_t>(vocab)) self.cumulative.resize(static_cast<size_t>(vocab));
     self.samples.resize(static_cast<size_t>(self.tau));
     self.first_child.assign(nodes + 1, -1);
     self.next_sibling.assign(nodes, -1);
@@ -122,8 +112,8 @@ void run_accept(ToleranceAcceptor& self, const cdz_accept_input& in, cdz_accept_
         const int32_t first = self.first_child[static_cast<size_t>(open + 1)];
         if (first < 0) continue;
         const float* row = target.row(open + 1);
-        const double total = build_cumulative(self, row, vocab, open + 1);
-        for (int32_t k = 0; k < self.tau; ++k) self.samples[static_cast<size_t>(k)] = draw(self, vocab, total);
+        const double total = prepare_draws(self, row, vocab, open + 1);
+        for (int32_t k = 0; k < self.tau; ++k) self.samples[static_cast<size_t>(k)] = draw(self);
         for (int32_t child = first; child >= 0; child = self.next_sibling[static_cast<size_t>(child)]) {
             const int32_t token = tree.tokens[child];
             if (std::find(self.samples.begin(), self.samples.end(), token) == self.samples.end()) continue;
@@ -166,8 +156,8 @@ void run_accept(ToleranceAcceptor& self, const cdz_accept_input& in, cdz_accept_
         out.emitted_tokens[out.emitted_count++] = tree.tokens[node];
     }
     const float* row = target.row(leaf + 1);
-    const double total = build_cumulative(self, row, vocab, leaf + 1);
-    out.emitted_tokens[out.emitted_count++] = draw(self, vocab, total);
+    prepare_draws(self, row, vocab, leaf + 1);
+    out.emitted_tokens[out.emitted_count++] = draw(self);
 }
 
 const cdz_param_spec params[] = {

@@ -3,6 +3,7 @@
 // accepted one, ties going to the longer path, then the lower index.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <random>
 #include <set>
 #include <vector>
@@ -147,6 +148,41 @@ TEST(ToleranceAcceptor, EmptyTreeSamplesRowZero) {
     }
     const ChiSquare chi = chi_square_test(counts, expected_first(model));
     EXPECT_TRUE(chi.passes()) << chi;
+}
+
+TEST(ToleranceAcceptor, DrawsOverAVocabularyOfManyBlocks) {
+    // 300 tokens, five blocks of 64 with the fourth all zero and zeros
+    // scattered elsewhere: the target's tokens follow the row, and none
+    // without mass is drawn. A child is accepted when one of tau draws hits it.
+    constexpr int64_t vocab = 300;
+    std::vector<float> row(vocab, 0.0f);
+    double total = 0.0;
+    for (int64_t t = 0; t < vocab; ++t) {
+        if ((t >= 192 && t < 256) || t % 7 == 3) continue;
+        total += row[static_cast<size_t>(t)] = static_cast<float>(1 + t % 5);
+    }
+    std::vector<double> expected(vocab);
+    for (int64_t t = 0; t < vocab; ++t) expected[static_cast<size_t>(t)] = row[static_cast<size_t>(t)] / total;
+    for (float& p : row) p = static_cast<float>(p / total);
+    const AcceptorHarness harness(tolerance(3), 616);
+    std::vector<int64_t> counts(vocab, 0);
+    for (int s = 0; s < 60000; ++s) {
+        const AcceptResult result = harness.accept({}, {}, vocab, row, {});
+        ASSERT_EQ(result.emitted.size(), 1u);
+        ++counts[static_cast<size_t>(result.emitted[0])];
+    }
+    const ChiSquare chi = chi_square_test(counts, expected);
+    EXPECT_TRUE(chi.passes()) << chi;
+
+    // One child on token 299 (the last entry, in the last partial block).
+    std::vector<float> rows = row;
+    rows.insert(rows.end(), row.begin(), row.end());
+    int64_t accepted = 0;
+    constexpr int trials = 40000;
+    for (int s = 0; s < trials; ++s) accepted += harness.accept({299}, {-1}, vocab, rows, {}).accepted_nodes.size();
+    const double p = expected[299], hit = 1.0 - std::pow(1.0 - p, 3);
+    const double deviation = std::sqrt(trials * hit * (1.0 - hit));
+    EXPECT_NEAR(static_cast<double>(accepted), trials * hit, 4.0 * deviation) << "p(299) = " << p;
 }
 
 TEST(ToleranceAcceptor, IgnoresDraftProbabilities) {
