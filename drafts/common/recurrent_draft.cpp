@@ -2,6 +2,7 @@
 
 #include <ATen/CPUGeneratorImpl.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "cadenza/sdk/plugin_error.hpp"
@@ -146,9 +147,29 @@ at::Tensor RecurrentDraft::advance(const at::Tensor& state, const at::Tensor& to
     return state + at::linear(at::silu(pre), out_weight);
 }
 
-void RecurrentDraft::advance_row(float* state, const float* token_embedding, float* scratch) const {
-    const llama::MatmulKernel kernel = llama::best_matmul_kernel();
+void RecurrentDraft::hold_cell_as_half() {
     const int64_t hidden = hidden_size(), cell = cell_size();
+    const at::Tensor input = at::cat({state_weight, token_weight}, 1).contiguous();
+    half_input = std::make_shared<const HalfPanels>(input.data_ptr<float>(), cell, 2 * hidden);
+    half_output = std::make_shared<const HalfPanels>(out_weight.contiguous().data_ptr<float>(), hidden, cell);
+}
+
+void RecurrentDraft::advance_row(float* state, const float* token_embedding, float* scratch) const {
+    const int64_t hidden = hidden_size(), cell = cell_size();
+    if (half_input) {
+        float* pre = scratch;                  // [C]: W_state s + W_token e + b, then SiLU of it
+        float* exp_pre = scratch + cell;       // [C]: exp(-pre)
+        float* input = scratch + 2 * cell;     // [2H]: s then e; then W_out SiLU(...) in its first H
+        std::copy(state, state + hidden, input);
+        std::copy(token_embedding, token_embedding + hidden, input + hidden);
+        half_input->multiply(input, bias.data_ptr<float>(), pre);
+        exponentiate_row(pre, exp_pre, cell, 0.0f, -1.0f);
+        for (int64_t i = 0; i < cell; ++i) pre[i] /= 1.0f + exp_pre[i];
+        half_output->multiply(pre, nullptr, input);
+        for (int64_t i = 0; i < hidden; ++i) state[i] += input[i];
+        return;
+    }
+    const llama::MatmulKernel kernel = llama::best_matmul_kernel();
     float* pre = scratch;                // [C]: W_state s + b, then SiLU of the sum
     float* from_token = scratch + cell;  // [C]: W_token e
     float* change = scratch + 2 * cell;  // [H]: W_out SiLU(...)

@@ -30,6 +30,7 @@
 #include <ATen/ATen.h>
 
 #include "code_digit_head.h"
+#include "half_panels.h"
 
 namespace cadenza::drafts {
 
@@ -42,6 +43,9 @@ struct RecurrentDraft {
     at::Tensor digit_bias;    // [R]
     std::shared_ptr<const CodeDigitDistribution> digits;
     int64_t depth = 0;
+    // After hold_cell_as_half(): [W_state | W_token] as one [C, 2H] matrix
+    // and W_out, as float16 panels, which advance_row then multiplies by.
+    std::shared_ptr<const HalfPanels> half_input, half_output;
 
     // A cell that starts as the identity (W_out = 0: s_k = h_t), its input
     // weights uniform in +-1/sqrt(H) from `seed`, and a digit head that
@@ -64,14 +68,21 @@ struct RecurrentDraft {
     // The weights as training updates them, by their file names.
     std::vector<std::pair<std::string, at::Tensor>> named_tensors() const;
 
+    // Holds the cell's three matrices also as float16 panels (half_panels.h)
+    // for advance_row: half the bytes, so a proposal's steps after the first
+    // read them from L2; each weight rounded to the nearest half.
+    void hold_cell_as_half();
+
     // One step of the cell on states [..., H] and the embeddings [..., H] of the tokens they read.
     at::Tensor advance(const at::Tensor& state, const at::Tensor& token_embedding) const;
     // The same step for one state as kernel calls on raw float32 rows (a
     // drafter's hot path: no LibTorch operator, each a few microseconds of
     // dispatch): `state` [H] is advanced in place, `token_embedding` [H] is
-    // the token's row, `scratch` holds 2 C + H floats. Weights as load()
-    // gives them: float32, contiguous, on the CPU.
+    // the token's row, `scratch` holds row_scratch_size() floats. Weights as
+    // load() gives them (float32, contiguous, on the CPU), or their float16
+    // panels after hold_cell_as_half().
     void advance_row(float* state, const float* token_embedding, float* scratch) const;
+    int64_t row_scratch_size() const { return 2 * cell_size() + 2 * hidden_size(); }
     // digit_logits() of one state into `out` [R], under advance_row's terms.
     void digit_logits_row(const float* state, float* out) const;
 

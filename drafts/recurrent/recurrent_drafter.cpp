@@ -45,6 +45,7 @@ namespace drafts = cadenza::drafts;
 
 constexpr const char* plugin_name = "draft.recurrent";
 constexpr const char* draw_choices[] = {"sample", "argmax", nullptr};
+constexpr const char* precision_choices[] = {"float32", "float16", nullptr};
 
 const cdz_param_spec params[] = {
     {"model", CDZ_PARAM_PATH, nullptr, 0, 0, 0, nullptr,
@@ -58,6 +59,9 @@ const cdz_param_spec params[] = {
     {"stop_probability", CDZ_PARAM_FLOAT, "0", 1, 0, 1, nullptr,
      "the chain ends after a token the draft gave less than this probability (dynamic length); 0: always `length`"},
     drafts::digit_sampling_param,
+    {"cell_precision", CDZ_PARAM_STRING, "\"float32\"", 0, 0, 0, precision_choices,
+     "how the cell's matrices are held: float32 as trained, or float16 (each weight rounded to the nearest half): "
+     "half the bytes, so a proposal's steps after the first read them from L2 instead of L3"},
     {"draw", CDZ_PARAM_STRING, "\"sample\"", 0, 0, 0, draw_choices,
      "sample: each token drawn from its row (the row is sent); argmax: each token its row's most likely, sent with a "
      "one-hot row (what it was drawn from), for acceptors that judge a token by the target alone (tolerance)"},
@@ -94,6 +98,7 @@ cdz_status* create(const cdz_instance_args* args, void** out_ctx) {
             throw Error(CDZ_STATUS_INVALID_CONFIG,
                         values.string("model") + ": hidden size " + std::to_string(drafter->draft.hidden_size()) +
                             " differs from the target's embedding width " + std::to_string(drafter->embedding.size(1)));
+        if (values.string("cell_precision") == "float16") drafter->draft.hold_cell_as_half();
         drafter->digits = std::make_shared<drafts::CodeDigitDistribution>(drafter->draft.digits->grid());
         drafter->digits->set_sampling(drafts::digit_sampling_of(values));
         drafter->rng = args->rng;
@@ -122,9 +127,8 @@ cdz_status* session_create(void* ctx, int64_t, void** out_session) {
         session->drafter = d;
         session->log_row.resize(static_cast<size_t>(d->embedding.size(0)));
         session->scratch.resize(static_cast<size_t>(d->digits->grid().head_rows()));
-        const auto hidden = static_cast<size_t>(d->draft.hidden_size()), cell = static_cast<size_t>(d->draft.cell_size());
-        session->state.resize(hidden);
-        session->cell_scratch.resize(2 * cell + hidden);
+        session->state.resize(static_cast<size_t>(d->draft.hidden_size()));
+        session->cell_scratch.resize(static_cast<size_t>(d->draft.row_scratch_size()));
         session->head_logits.resize(session->scratch.size());
         *out_session = session.release();
     });

@@ -79,9 +79,9 @@ TEST(RecurrentDrafter, TheRowPathStepsAsTheOperatorsDo) {
     drafts::RecurrentDraft draft = drafts::RecurrentDraft::load(models.recurrent, test::vocab_size);
     at::manual_seed(3);
     draft.out_weight = at::randn_like(draft.out_weight) * 0.1;  // a cell that moves the state
-    const int64_t hidden = draft.hidden_size(), cell = draft.cell_size();
+    const int64_t hidden = draft.hidden_size();
     const std::vector<float> start = random_hidden(9);
-    std::vector<float> state = start, scratch(static_cast<size_t>(2 * cell + hidden));
+    std::vector<float> state = start, scratch(static_cast<size_t>(draft.row_scratch_size()));
     std::vector<float> logits(static_cast<size_t>(draft.digit_weight.size(0)));
     at::Tensor reference = at::from_blob(const_cast<float*>(start.data()), {hidden}, at::kFloat).clone();
     for (int step = 0; step < 3; ++step) {
@@ -95,6 +95,53 @@ TEST(RecurrentDrafter, TheRowPathStepsAsTheOperatorsDo) {
         const at::Tensor head = at::from_blob(logits.data(), {draft.digit_weight.size(0)}, at::kFloat);
         EXPECT_LT((head - draft.digit_logits(reference)).abs().max().item<double>(), 1e-4) << "step " << step;
     }
+}
+
+TEST(RecurrentDrafter, TheFloat16CellStepsAsTheOperatorsDoOnItsRoundedWeights) {
+    c10::InferenceMode inference;
+    const auto& models = test::draft_models();
+    drafts::RecurrentDraft draft = drafts::RecurrentDraft::load(models.recurrent, test::vocab_size);
+    at::manual_seed(3);
+    draft.out_weight = at::randn_like(draft.out_weight) * 0.1;
+    drafts::RecurrentDraft half = draft;
+    half.hold_cell_as_half();
+    // The operators on the weights rounded to halves: what the panels hold.
+    drafts::RecurrentDraft rounded = draft;
+    for (at::Tensor* w : {&rounded.state_weight, &rounded.token_weight, &rounded.out_weight})
+        *w = w->to(at::kHalf).to(at::kFloat);
+    const int64_t hidden = draft.hidden_size();
+    const std::vector<float> start = random_hidden(9);
+    std::vector<float> state = start, scratch(static_cast<size_t>(half.row_scratch_size()));
+    at::Tensor reference = at::from_blob(const_cast<float*>(start.data()), {hidden}, at::kFloat).clone();
+    at::Tensor unrounded = reference.clone();
+    double rounding = 0.0;
+    for (int step = 0; step < 3; ++step) {
+        const at::Tensor embedding = at::randn({hidden});
+        half.advance_row(state.data(), embedding.data_ptr<float>(), scratch.data());
+        reference = rounded.advance(reference, embedding);
+        unrounded = draft.advance(unrounded, embedding);
+        const at::Tensor row = at::from_blob(state.data(), {hidden}, at::kFloat);
+        EXPECT_LT((row - reference).abs().max().item<double>(), 1e-4) << "step " << step;
+        rounding = std::max(rounding, (row - unrounded).abs().max().item<double>());
+    }
+    EXPECT_GT(rounding, 0.0);   // the weights were rounded...
+    EXPECT_LT(rounding, 1e-2);  // ...to halves
+}
+
+TEST(RecurrentDrafter, CellPrecisionFloat16ProposesFromItsRows) {
+    const auto& models = test::draft_models();
+    const std::vector<float> hidden = random_hidden(9);
+    const std::vector<int32_t> sequence = {10, 11, test::audio_start, 270, 271};
+    test::DrafterPlugin half(recurrent_table(models.recurrent, "length = 3\ncell_precision = \"float16\"\n"), 4);
+    const auto p = half.propose(half.new_session(), sequence, test::synthesis_sampling(1.0), hidden, 3);
+    ASSERT_EQ(p.tokens.size(), 3u);
+    for (size_t i = 0; i < p.tokens.size(); ++i) {
+        double total = 0.0;
+        for (int64_t t = 0; t < test::vocab_size; ++t) total += p.probabilities[i * test::vocab_size + t];
+        EXPECT_NEAR(total, 1.0, 1e-4) << "node " << i;
+        EXPECT_GT(p.probabilities[i * test::vocab_size + p.tokens[i]], 0.0f) << "node " << i;
+    }
+    EXPECT_THROW(test::DrafterPlugin(recurrent_table(models.recurrent, "cell_precision = \"float8\"\n"), 4), Error);
 }
 
 TEST(RecurrentDrafter, StopProbabilityEndsTheChainAfterAnUnlikelyTokenWithTheSameDraws) {
