@@ -42,11 +42,16 @@ void factor_probabilities(float* values, int64_t count, const bool* allowed, con
     for (int64_t i = 0; i < count; ++i) values[i] /= sum;
     const bool top_k = s.top_k > 0 && s.top_k < count, top_p = s.top_p < 1.0;
     if (!top_k && !top_p) return;
-    // A factor has at most a few dozen entries: sort their indices.
+    // A factor has at most a few dozen entries: their indices by descending
+    // value, ties in index order, by insertion (std::stable_sort allocated a
+    // buffer for every factor of every drafted row).
     int64_t order[256];
     const int64_t sorted = std::min<int64_t>(count, 256);
-    for (int64_t i = 0; i < sorted; ++i) order[i] = i;
-    std::stable_sort(order, order + sorted, [&](int64_t a, int64_t b) { return values[a] > values[b]; });
+    for (int64_t i = 0; i < sorted; ++i) {
+        int64_t j = i;
+        for (; j > 0 && values[order[j - 1]] < values[i]; --j) order[j] = order[j - 1];
+        order[j] = i;
+    }
     int64_t kept = top_k ? std::min<int64_t>(s.top_k, sorted) : sorted;
     if (top_p) {
         double mass = 0.0;
