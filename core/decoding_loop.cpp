@@ -227,13 +227,8 @@ void DecodingLoop::check_finite_rows(const float* rows, int64_t count) const {
 }
 
 const float* DecodingLoop::target_probabilities(size_t rows) {
-    target_.resize(rows * vocab_);
-    try {
-        for (size_t r = 0; r < rows; ++r)
-            sampling_probabilities(sampling_, logits_ + r * vocab_, target_.data() + r * vocab_, vocab_);
-    } catch (const Error& e) {  // NaN logits: say whose
-        throw Error(e.code(), stages_.backbone->name() + ": " + e.what());
-    }
+    prepare_target_rows(rows);
+    for (size_t r = 0; r < rows; ++r) target_row(r);
     return target_.data();
 }
 

@@ -52,10 +52,10 @@ private:
     void commit(size_t chain, const int32_t* accepted, int32_t accepted_count);
     // Asks the drafter for a tree; null when there is no drafter or no tree.
     const cdz_token_tree* propose();
-    // The sampling distribution of the first `rows` rows of logits_.
+    // The sampling distribution of the first `rows` rows of logits_, all of them.
     const float* target_probabilities(size_t rows);
-    // The same rows computed when first asked for, for an acceptor that reads
-    // them through cdz_accept_input.target_row: prepare, then row by row.
+    // The same rows, each computed when first asked for (an acceptor that
+    // reads them through cdz_accept_input.target_row): prepare, then row by row.
     void prepare_target_rows(size_t rows);
     const float* target_row(size_t row);
     // cdz_accept_input.target_row: NULL when the row cannot be computed, the

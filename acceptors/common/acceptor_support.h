@@ -1,8 +1,8 @@
 // What the C++ acceptor plugins (acceptor.exact, acceptor.tolerance,
 // acceptor.pcg) share beyond the SDK: checking an accept() call's input,
 // reading the target's rows, summing a probability row and the residual of a
-// rejection. Header-only, so
-// that each plugin stays one self-contained MODULE library.
+// rejection. Header-only, so that each plugin stays one self-contained MODULE
+// library.
 #pragma once
 
 #include <cstddef>

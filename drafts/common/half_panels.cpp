@@ -59,20 +59,15 @@ HalfPanels::HalfPanels(const float* weight, int64_t rows, int64_t cols) : rows_(
     const int64_t panels = (rows + panel_rows - 1) / panel_rows;
     halves_.assign(static_cast<size_t>(panels * cols * panel_rows), 0);
     for (int64_t r = 0; r < rows; ++r)
-        for (int64_t c = 0; c < cols; ++c)
-            halves_[static_cast<size_t>(((r / panel_rows) * cols + c) * panel_rows + r % panel_rows)] =
-                half_of(weight[r * cols + c]);
+        for (int64_t c = 0; c < cols; ++c) halves_[index(r, c)] = half_of(weight[r * cols + c]);
 }
 
-float HalfPanels::at(int64_t r, int64_t c) const {
-    return float_of(halves_[static_cast<size_t>(((r / panel_rows) * cols_ + c) * panel_rows + r % panel_rows)]);
-}
+float HalfPanels::at(int64_t r, int64_t c) const { return float_of(halves_[index(r, c)]); }
 
 void HalfPanels::multiply_plain(const float* x, const float* bias, float* y) const {
     for (int64_t r = 0; r < rows_; ++r) {
-        const uint16_t* column = halves_.data() + (r / panel_rows) * cols_ * panel_rows + r % panel_rows;
         float sum = 0.0f;
-        for (int64_t c = 0; c < cols_; ++c) sum = std::fma(float_of(column[c * panel_rows]), x[c], sum);
+        for (int64_t c = 0; c < cols_; ++c) sum = std::fma(at(r, c), x[c], sum);
         y[r] = bias ? sum + bias[r] : sum;
     }
 }

@@ -10,6 +10,7 @@
 // same floats (tested).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -38,13 +39,18 @@ public:
     float at(int64_t r, int64_t c) const;
 
 private:
+    // Where row r, column c lives in halves_.
+    size_t index(int64_t r, int64_t c) const {
+        return static_cast<size_t>(((r / panel_rows) * cols_ + c) * panel_rows + r % panel_rows);
+    }
+
     int64_t rows_ = 0, cols_ = 0;
     std::vector<uint16_t> halves_;  // [panels][cols][16], rows past the end zero
 };
 
-// The kernels, each in a translation unit compiled for its ISA: panels
-// [first, last) of `halves` ([panels][cols][16]) into y (16 outputs each,
-// the last panel's outputs up to `rows`).
+// The kernels, each in a translation unit compiled for its ISA: every panel
+// of `halves` ([panels][cols][16]) into y (16 outputs each, the last panel's
+// up to `rows`).
 void half_panels_avx512(const uint16_t* halves, int64_t cols, int64_t rows, const float* x, const float* bias, float* y);
 void half_panels_avx2(const uint16_t* halves, int64_t cols, int64_t rows, const float* x, const float* bias, float* y);
 
