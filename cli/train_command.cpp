@@ -263,6 +263,18 @@ Command add_train_command(CLI::App& app) {
                               "w in (1 - w) * cross-entropy on the corpus + w * cross-entropy against the target's own "
                               "distribution for the same token (default 0.5)")
             ->check(CLI::Range(0.0, 1.0));
+        recurrent->add_option("--distill-loss", job->distill_loss,
+                              "what the distillation term measures: cross-entropy (default) or total-variation (one "
+                              "minus the acceptance sum_t min(p(t), q(t)) over the vocabulary-wide rows)")
+            ->check(CLI::IsMember({"cross-entropy", "total-variation"}));
+        recurrent->add_option("--sampling-temperature", job->sampling_temperature,
+                              "the pipeline's temperature: the teacher and the held-out acceptance use the target's "
+                              "distribution at it, and the draft's logits are divided by it as the drafter divides them "
+                              "(default 1)")
+            ->check(CLI::PositiveNumber);
+        recurrent->add_option("--sampling-top-p", job->sampling_top_p,
+                              "the pipeline's top-p, applied to the target's distribution likewise (default 1)")
+            ->check(CLI::Range(0.0, 1.0));
         add_common_options(recurrent, job->options, {1e-3, 40, 0.0});
         runs.emplace_back(recurrent, runner(job, training::run_recurrent_draft_job));
     }

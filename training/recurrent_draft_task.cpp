@@ -24,13 +24,17 @@ std::string step_prefix(int64_t step) {
 
 RecurrentDraftTask::RecurrentDraftTask(llama::LlamaWeights target, int64_t cell_size, int64_t depth,
                                        const drafts::CodeGrid& grid, std::filesystem::path target_path,
-                                       double distill_weight, uint64_t seed)
+                                       double distill_weight, SamplingSettings sampling, uint64_t seed,
+                                       DistillDivergence divergence)
     : target_(target, target.config.max_position_embeddings),
       embedding_(target.embed_tokens),
       target_path_(std::move(target_path)),
-      distill_weight_(distill_weight) {
+      distill_weight_(distill_weight),
+      sampling_(sampling),
+      divergence_(divergence) {
     if (!(distill_weight >= 0 && distill_weight <= 1))
         throw Error(CDZ_STATUS_INVALID_ARGUMENT, "--distill-weight must be in [0, 1]");
+    check_sampling_settings(sampling_);
     const CodeDigitOutput initial = CodeDigitOutput::from_table(target.lm_head, grid);
     draft_ = drafts::RecurrentDraft::initial(target.config.hidden_size, cell_size, depth, grid, initial.weight,
                                              initial.bias, seed);
@@ -54,8 +58,23 @@ std::vector<TrainableParameter> RecurrentDraftTask::parameters() {
 }
 
 std::vector<std::pair<std::string, std::string>> RecurrentDraftTask::settings() const {
-    return {{"cadenza.train.recurrent", draft_.description()},
-            {"cadenza.train.distill_weight", std::to_string(distill_weight_)}};
+    std::vector<std::pair<std::string, std::string>> settings = {
+        {"cadenza.train.recurrent", draft_.description()},
+        {"cadenza.train.distill_weight", std::to_string(distill_weight_)}};
+    // Only when set, so that checkpoints from before the options still resume.
+    if (!sampling_.is_plain()) settings.push_back({"cadenza.train.sampling", describe(sampling_)});
+    if (divergence_ == DistillDivergence::total_variation)
+        settings.push_back({"cadenza.train.distill_divergence", "total-variation"});
+    return settings;
+}
+
+at::Tensor RecurrentDraftTask::sampled_digit_logits(const at::Tensor& states) const {
+    const at::Tensor logits = draft_.digit_logits(states);
+    return sampling_.temperature == 1.0 ? logits : logits / sampling_.temperature;
+}
+
+at::Tensor RecurrentDraftTask::target_distribution(const at::Tensor& hidden) const {
+    return sampling_distribution(target_.logits(hidden.reshape({-1, hidden.size(-1)})), sampling_);
 }
 
 std::vector<at::Tensor> RecurrentDraftTask::walk(const at::Tensor& hidden, const Batch& batch) const {
@@ -75,24 +94,32 @@ std::vector<at::Tensor> RecurrentDraftTask::walk(const at::Tensor& hidden, const
 }
 
 at::Tensor RecurrentDraftTask::loss(const Batch& batch) {
-    at::Tensor hidden, teacher;  // teacher: the target's marginals per flat position [B*T, R]
+    // teacher per flat position: the target's marginals [B*T, R] for
+    // cross-entropy, its whole distribution [B*T, V] for total variation.
+    at::Tensor hidden, teacher;
+    const bool total_variation = divergence_ == DistillDivergence::total_variation;
     {
         at::NoGradGuard no_grad;
         hidden = target_.forward_sequence(batch.inputs());
-        if (distill_weight_ > 0)
-            teacher = draft_.digits->marginals(at::softmax(target_.logits(hidden.reshape({-1, hidden.size(-1)})), -1));
+        if (distill_weight_ > 0) {
+            teacher = target_distribution(hidden);
+            if (!total_variation) teacher = draft_.digits->marginals(teacher);
+        }
     }
     const std::vector<at::Tensor> states = walk(hidden, batch);
     const double w = distill_weight_;
     at::Tensor loss;
     for (int64_t k = 1; k <= draft_.depth; ++k) {
         const LabelledPositions positions = labelled_positions(batch.labels(k + 1));
-        const at::Tensor logits = draft_.digit_logits(states[static_cast<size_t>(k - 1)].index_select(0, positions.indices));
+        const at::Tensor logits = sampled_digit_logits(states[static_cast<size_t>(k - 1)].index_select(0, positions.indices));
         at::Tensor term = mean_over_positions(draft_.digits->negative_log_likelihood(logits, positions.labels));
         if (w > 0) {
             // The target's distribution of token t + k + 1 is its next-token distribution at t + k.
             const at::Tensor taught = teacher.index_select(0, positions.indices + k);
-            term = (1 - w) * term + w * mean_over_positions(draft_.digits->cross_entropy(logits, taught));
+            const at::Tensor divergence =
+                total_variation ? 1.0 - at::minimum(taught, draft_.digits->log_probabilities(logits).exp()).sum(-1)
+                                : draft_.digits->cross_entropy(logits, taught);
+            term = (1 - w) * term + w * mean_over_positions(divergence);
         }
         term = step_loss_weight(k) * term;
         loss = loss.defined() ? loss + term : term;
@@ -103,7 +130,7 @@ at::Tensor RecurrentDraftTask::loss(const Batch& batch) {
 void RecurrentDraftTask::evaluate(const Batch& batch, Metrics& metrics) {
     const at::Tensor hidden = target_.forward_sequence(batch.inputs());
     const at::Tensor target_logits = target_.logits(hidden.reshape({-1, hidden.size(-1)}));
-    const at::Tensor target_p = at::softmax(target_logits, -1);
+    const at::Tensor target_p = target_distribution(hidden);
     const LabelledPositions next = labelled_positions(batch.labels(1));
     add_prediction_metrics(target_logits.index_select(0, next.indices), next.labels, metrics, "target (t+1) ", 5);
     // About the best a code-digit head can reach: the acceptance of the
@@ -119,7 +146,7 @@ void RecurrentDraftTask::evaluate(const Batch& batch, Metrics& metrics) {
     for (int64_t k = 1; k <= draft_.depth; ++k) {
         const LabelledPositions positions = labelled_positions(batch.labels(k + 1));
         const at::Tensor log_q = draft_.digits->log_probabilities(
-            draft_.digit_logits(states[static_cast<size_t>(k - 1)].index_select(0, positions.indices)));
+            sampled_digit_logits(states[static_cast<size_t>(k - 1)].index_select(0, positions.indices)));
         add_prediction_metrics(log_q, positions.labels, metrics, step_prefix(k), 5);
         const at::Tensor p = target_p.index_select(0, positions.indices + k);
         const at::Tensor kept = at::minimum(p, log_q.exp()).sum(-1);

@@ -12,10 +12,17 @@
 //
 // Held out, per step k: loss, top-1/top-5 accuracy and acceptance against
 // the target (mean of sum_t min(p_target(t), q(t)), the probability that
-// speculative sampling at temperature 1 keeps the draft's token); and the
-// code-digit ceiling, the same acceptance for the product of the target's
-// own digit marginals: the product distribution that distillation (KL) aims
-// at, so about the best a code-digit head can reach at step 1.
+// speculative sampling keeps the draft's token); and the code-digit ceiling,
+// the same acceptance for the product of the target's own digit marginals:
+// the product distribution that distillation (KL) aims at, so about the best
+// a code-digit head can reach at step 1.
+//
+// Under sampling settings other than temperature 1 (`cadenza train recurrent
+// --sampling-temperature/--sampling-top-p`, the pipeline's), the teacher
+// and the held-out p_target are the target's distribution as the pipeline
+// samples it (sampling_distribution.h), and the draft's logits are divided
+// by the temperature, as the drafter divides them: the draft learns, and is
+// judged by, the distribution an acceptor compares with the target's.
 #pragma once
 
 #include <filesystem>
@@ -25,14 +32,23 @@
 
 #include "llama_model.h"
 #include "recurrent_draft.h"
+#include "sampling_distribution.h"
 #include "training_task.h"
 
 namespace cadenza::training {
 
+// What the distillation term measures between the target's distribution p
+// and the draft's q: cross-entropy (KL(p || q) plus p's entropy; for a
+// code-digit head it matches p's digit marginals), or total variation
+// 1 - sum_t min(p(t), q(t)), one minus the acceptance itself (DistillSpec,
+// Zhou et al. 2024), over the vocabulary-wide product rows.
+enum class DistillDivergence { cross_entropy, total_variation };
+
 class RecurrentDraftTask : public TrainingTask {
 public:
     RecurrentDraftTask(llama::LlamaWeights target, int64_t cell_size, int64_t depth, const drafts::CodeGrid& grid,
-                       std::filesystem::path target_path, double distill_weight, uint64_t seed);
+                       std::filesystem::path target_path, double distill_weight, SamplingSettings sampling,
+                       uint64_t seed, DistillDivergence divergence = DistillDivergence::cross_entropy);
 
     // Starts from an earlier recurrent draft (a second phase): the same cell
     // size, hidden size, depth and grid. Throws Error(INVALID_CONFIG) naming
@@ -59,11 +75,18 @@ public:
     std::vector<at::Tensor> walk(const at::Tensor& hidden, const Batch& batch) const;
 
 private:
+    // The draft's digit logits at states [N, H], divided by the temperature.
+    at::Tensor sampled_digit_logits(const at::Tensor& states) const;
+    // The target's next-token distributions [N, V] from its hidden states.
+    at::Tensor target_distribution(const at::Tensor& hidden) const;
+
     llama::LlamaModel target_;
     at::Tensor embedding_;  // the target's input embedding [V, H], frozen
     drafts::RecurrentDraft draft_;
     std::filesystem::path target_path_;
     double distill_weight_;
+    SamplingSettings sampling_;
+    DistillDivergence divergence_;
 };
 
 }  // namespace cadenza::training

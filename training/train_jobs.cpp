@@ -309,19 +309,25 @@ TrainResult run_recurrent_draft_job(const RecurrentDraftJob& job, std::ostream& 
     llama::LlamaWeights target = load_target(job.target, corpus, out);
     const drafts::CodeGrid grid = *code_grid_for(job.code_digits, job.layout, target.config);
     describe_output(&grid, " per step", out);
+    const SamplingSettings sampling{job.sampling_temperature, job.sampling_top_p};
+    const DistillDivergence divergence =
+        job.distill_loss == "total-variation" ? DistillDivergence::total_variation : DistillDivergence::cross_entropy;
     RecurrentDraftTask task(std::move(target), job.cell_size, job.depth, grid, absolute_path(job.target),
-                            job.distill_weight, job.options.seed);
+                            job.distill_weight, sampling, job.options.seed, divergence);
     if (!job.init_from.empty()) {
         task.initialize_from(job.init_from);
         out << "initial weights: " << job.init_from.string() << '\n';
     }
     char loss_text[160];
     std::snprintf(loss_text, sizeof(loss_text),
-                  "per step k, weight 0.8^(k-1): %g * cross-entropy on the corpus + %g * cross-entropy against the "
+                  "per step k, weight 0.8^(k-1): %g * cross-entropy on the corpus + %g * %s against the "
                   "target's distribution",
-                  1 - job.distill_weight, job.distill_weight);
+                  1 - job.distill_weight, job.distill_weight, job.distill_loss.c_str());
     out << "recurrent draft: " << task.draft().description() << " (step k reads token t+k, predicts t+k+1)\n"
-        << "loss: " << loss_text << "; target frozen\nthreads: " << threads << '\n'
+        << "loss: " << loss_text << "; target frozen\n"
+        << "sampling: " << describe(sampling)
+        << (sampling.is_plain() ? "" : " (the teacher and the held-out target's distribution; the draft's logits divided by the temperature)")
+        << "\nthreads: " << threads << '\n'
         << std::flush;
     const TrainResult result = train(task, corpus, job.options, job.output, log);
     report(result, job.options, job.output.string() + " and " + task.state_path(job.output).string(), out);

@@ -77,6 +77,9 @@ struct RecurrentDraftJob {
     std::string code_digits;    // required: the draft's output is a code-digit head
     std::filesystem::path layout;
     double distill_weight = 0.5;
+    double sampling_temperature = 1.0;  // the pipeline's sampling, which the draft learns and is judged under
+    double sampling_top_p = 1.0;
+    std::string distill_loss = "cross-entropy";  // or total-variation
     std::filesystem::path init_from;  // an earlier recurrent draft, or empty
     TrainOptions options;
 };

@@ -6,9 +6,11 @@
 
 #include <unistd.h>
 
+#include <cmath>
 #include <fstream>
 #include <iostream>
 #include <sstream>
+#include <tuple>
 
 #include "code_digit_head.h"
 #include "draft_heads.h"
@@ -410,7 +412,7 @@ TEST_F(Training, RecurrentDraftLearnsAndSavesWhatTheDrafterReads) {
     write_trained_target(target_dir, 2);
     const llama::LlamaWeights target = load_model_directory(target_dir);
     const drafts::CodeGrid grid = tiny_grid();
-    RecurrentDraftTask task(target, 48, 3, grid, target_dir, 0.5, 7);
+    RecurrentDraftTask task(target, 48, 3, grid, target_dir, 0.5, {}, 7);
     EXPECT_EQ(task.draft().description(), "cell 48 on hidden 32, trained 3 steps deep, code digits 3,4,2 from token 8");
     const TokenCorpus corpus = tiny_corpus();
     const auto heldout = evaluation_batches(split_corpus(corpus, 0.1, 1).heldout, 8, 32);
@@ -462,14 +464,53 @@ TEST_F(Training, RecurrentDraftLearnsAndSavesWhatTheDrafterReads) {
                   1e-5);
     }
 
-    RecurrentDraftTask second(target, 48, 3, grid, target_dir, 0.5, 8);
+    RecurrentDraftTask second(target, 48, 3, grid, target_dir, 0.5, {}, 8);
     second.initialize_from(file);
     EXPECT_TRUE(second.draft().out_weight.equal(task.draft().out_weight.detach()));
     try {
-        RecurrentDraftTask(target, 48, 2, grid, target_dir, 0.5, 7).initialize_from(file);
+        RecurrentDraftTask(target, 48, 2, grid, target_dir, 0.5, {}, 7).initialize_from(file);
         ADD_FAILURE() << "a draft of another depth was taken";
     } catch (const Error& error) {
         EXPECT_NE(std::string(error.what()).find("trained 3 steps deep"), std::string::npos) << error.what();
+    }
+}
+
+// Under the pipeline's sampling (train recurrent --sampling-temperature
+// 0.7 --sampling-top-p 0.9) the held-out acceptance is measured against the
+// target's tempered nucleus, and the draft learns it with either
+// distillation term, total variation alone included.
+TEST_F(Training, RecurrentDraftLearnsUnderThePipelinesSamplingWithEitherDivergence) {
+    const auto target_dir = fresh_directory("recurrent-sampling-target");
+    write_trained_target(target_dir, 2);
+    const llama::LlamaWeights target = load_model_directory(target_dir);
+    const drafts::CodeGrid grid = tiny_grid();
+    const TokenCorpus corpus = tiny_corpus();
+    const auto heldout = evaluation_batches(split_corpus(corpus, 0.1, 1).heldout, 8, 32);
+    auto evaluate = [&](RecurrentDraftTask& task) {
+        Metrics metrics;
+        at::NoGradGuard no_grad;
+        for (const auto& batch : heldout) task.evaluate(batch, metrics);
+        return metrics;
+    };
+    const SamplingSettings pipeline{0.7, 0.9};
+    RecurrentDraftTask plain(target, 48, 2, grid, target_dir, 0.5, {}, 7);
+    RecurrentDraftTask sampled(target, 48, 2, grid, target_dir, 0.5, pipeline, 7);
+    const std::string first = "step 1 (t+2) acceptance";
+    EXPECT_GT(std::fabs(evaluate(plain).mean(first) - evaluate(sampled).mean(first)), 1e-4)
+        << "the sampling settings did not reach the held-out acceptance";
+    for (const auto& [weight, divergence, name] :
+         {std::tuple{0.5, DistillDivergence::cross_entropy, "cross-entropy"},
+          std::tuple{1.0, DistillDivergence::total_variation, "total variation alone"}}) {
+        RecurrentDraftTask task(target, 48, 2, grid, target_dir, weight, pipeline, 7, divergence);
+        const Metrics before = evaluate(task);
+        const auto out = fresh_directory(std::string("recurrent-sampling-") + (weight < 1 ? "ce" : "tv"));
+        std::ostringstream log;
+        const TrainResult result = train(task, corpus, tiny_options(100), out / "recurrent.safetensors", log);
+        show(name, before, result.heldout);
+        for (int64_t k = 1; k <= 2; ++k) {
+            const std::string acceptance = "step " + std::to_string(k) + " (t+" + std::to_string(k + 1) + ") acceptance";
+            EXPECT_GT(result.heldout.mean(acceptance), before.mean(acceptance) + 0.02) << name << ", " << acceptance;
+        }
     }
 }
 
