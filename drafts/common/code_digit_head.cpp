@@ -74,6 +74,7 @@ void factor_probabilities(float* values, int64_t count, const bool* allowed, con
 DigitSampling digit_sampling_of(const sdk::Params& params) {
     const std::string rule = params.string(digit_sampling_param.name);
     if (rule == "row") return DigitSampling::row;
+    if (rule == "tempered") return DigitSampling::tempered;
     return rule == "nucleus" ? DigitSampling::nucleus : DigitSampling::factors;
 }
 
@@ -276,7 +277,8 @@ bool CodeDigitDistribution::fill_probabilities(const float* head_logits, const c
         sampling.top_k < 0)
         throw sdk::Error(CDZ_STATUS_INVALID_ARGUMENT, "sampling settings out of range (temperature >= 0, 0 < top_p <= 1, top_k >= 0)");
     if (sampling_ == DigitSampling::row || classes > 1024) return false;
-    if (sampling_ == DigitSampling::nucleus && sampling.temperature == 0) return false;
+    const bool tempered_factors = sampling_ == DigitSampling::nucleus || sampling_ == DigitSampling::tempered;
+    if (tempered_factors && sampling.temperature == 0) return false;
     for (const int64_t level : grid_.levels)
         if (level > 256) return false;
     const TokenRange allowed = allowed_tokens(&sampling, vocab);
@@ -292,10 +294,11 @@ bool CodeDigitDistribution::fill_probabilities(const float* head_logits, const c
     }
     any |= class_allowed[classes - 1] = all_codes;
     if (!any) throw sdk::Error(CDZ_STATUS_INVALID_ARGUMENT, "the sampling settings allow no token");
-    // `nucleus` tempers the factors alone: top-k and top-p act on the product.
+    // `nucleus` and `tempered` temper the factors alone: top-k and top-p act
+    // on the product, or not at all.
     cdz_sampling factor_sampling = sampling;
     std::copy(head_logits, head_logits + grid_.head_rows(), scratch);
-    if (sampling_ == DigitSampling::nucleus) {
+    if (tempered_factors) {
         factor_sampling.top_k = 0;
         factor_sampling.top_p = 1.0;
     }

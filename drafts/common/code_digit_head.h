@@ -69,17 +69,22 @@ std::vector<std::pair<std::string, std::string>> code_grid_metadata(const CodeGr
 // top-p do not); `nucleus` is `row` without its exponentials: the factors
 // through the temperature alone, multiplied out, then the host's top-k and
 // top-p on that row (host->sampling_nucleus, linear time). `row` and
-// `nucleus` give the same distribution but for rounding.
-enum class DigitSampling { factors, row, nucleus };
+// `nucleus` give the same distribution but for rounding. `tempered`: the
+// factors through the temperature alone, multiplied out, no top-k or top-p:
+// for a draft trained under the pipeline's top-p (`cadenza train recurrent
+// --sampling-top-p`), whose distribution is already cut where the target's
+// nucleus is, so that cutting it again would take mass the target keeps.
+enum class DigitSampling { factors, row, nucleus, tempered };
 
 // The drafters' parameter `digit_sampling` ("factors" or "row"), constant
 // so that the drafters' parameter tables can hold it at static initialization.
-inline constexpr const char* digit_sampling_choices[] = {"factors", "row", "nucleus", nullptr};
+inline constexpr const char* digit_sampling_choices[] = {"factors", "row", "nucleus", "tempered", nullptr};
 inline constexpr cdz_param_spec digit_sampling_param = {
     "digit_sampling", CDZ_PARAM_STRING, "\"factors\"", 0, 0, 0, digit_sampling_choices,
     "a code-digit head under the sampling settings: factors (each digit's distribution through temperature, top-k "
     "and top-p, multiplied out), row (the vocabulary-wide row through the host's sampling, as the target's) or "
-    "nucleus (row's distribution from tempered factors and the host's top-k/top-p, without a softmax over the row)"};
+    "nucleus (row's distribution from tempered factors and the host's top-k/top-p, without a softmax over the row) "
+    "or tempered (the factors through the temperature alone: for a draft trained under the pipeline's top-p)"};
 // The drafter's `digit_sampling` parameter (the host has checked its value).
 DigitSampling digit_sampling_of(const sdk::Params& params);
 
@@ -119,9 +124,10 @@ public:
     // need not be the target's nucleus: every acceptor takes the row it is
     // given), for ~8,000 multiplications instead of the host's sampling of a
     // vocabulary-wide row. `nucleus`: the factors through the temperature
-    // alone, multiplied out, then host->sampling_nucleus. Returns false,
-    // leaving `out` undefined, when the allowed tokens take only part of the
-    // codes, the rule is DigitSampling::row, or it is `nucleus` at
+    // alone, multiplied out, then host->sampling_nucleus; `tempered`: the
+    // same without host->sampling_nucleus. Returns false, leaving `out`
+    // undefined, when the allowed tokens take only part of the codes, the
+    // rule is DigitSampling::row, or it is `nucleus` or `tempered` at
     // temperature 0 (the caller then samples fill_log_probabilities' row).
     // `scratch` holds head_rows() floats.
     bool fill_probabilities(const float* head_logits, const cdz_sampling& sampling, float* out, float* scratch) const;

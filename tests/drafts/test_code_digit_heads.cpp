@@ -261,7 +261,8 @@ TEST(CodeDigitHead, MtpDraftRowsAreTheProductDistributionOfEachHead) {
 // digit_sampling = "row": the drafter's row is the host's sampling of the
 // product's vocabulary row (the target's nucleus rule), which under top-p
 // differs from the factor-by-factor nucleus of "factors"; "nucleus" gives
-// row's distribution from tempered factors and the host's sampling_nucleus.
+// row's distribution from tempered factors and the host's sampling_nucleus;
+// "tempered" the product through the temperature alone, uncut.
 TEST(CodeDigitHead, WithRowDigitSamplingTheDraftRowIsTheHostsNucleusOfTheProduct) {
     c10::InferenceMode inference;
     const auto& file = test::draft_models().heads_digits;
@@ -277,21 +278,31 @@ TEST(CodeDigitHead, WithRowDigitSamplingTheDraftRowIsTheHostsNucleusOfTheProduct
         return mtp.propose(mtp.new_session(), sequence, sampling, hidden, static_cast<int64_t>(sequence.size()) - 2)
             .probabilities;
     };
-    const std::vector<float> row = rows_with("row"), factors = rows_with("factors"), nucleus = rows_with("nucleus");
+    const std::vector<float> row = rows_with("row"), factors = rows_with("factors"), nucleus = rows_with("nucleus"),
+                             tempered = rows_with("tempered");
+    cdz_sampling temperature_only = sampling;
+    temperature_only.top_p = 1.0;
     double largest_difference = 0;
+    int64_t cut = 0;
     for (int64_t i = 0; i < 4; ++i) {
         // The head's log q over the vocabulary (build-tree's path).
         const at::Tensor lp = heads.head_logits(i, heads.states(h.unsqueeze(0), i, 1).squeeze(1))[0].contiguous();
         std::vector<float> expected(static_cast<size_t>(test::vocab_size));
+        std::vector<float> expected_uncut(expected.size());
         sampling_probabilities(sampling, lp.data_ptr<float>(), expected.data(), test::vocab_size);
+        sampling_probabilities(temperature_only, lp.data_ptr<float>(), expected_uncut.data(), test::vocab_size);
         for (int64_t t = 0; t < test::vocab_size; ++t) {
             const size_t at_t = static_cast<size_t>(i * test::vocab_size + t);
             EXPECT_NEAR(row[at_t], expected[static_cast<size_t>(t)], 2e-5) << "head " << i << ", token " << t;
             EXPECT_NEAR(nucleus[at_t], expected[static_cast<size_t>(t)], 2e-5) << "nucleus, head " << i << ", token " << t;
+            EXPECT_NEAR(tempered[at_t], expected_uncut[static_cast<size_t>(t)], 2e-5)
+                << "tempered, head " << i << ", token " << t;
             largest_difference = std::max(largest_difference, static_cast<double>(std::fabs(row[at_t] - factors[at_t])));
+            cut += expected[static_cast<size_t>(t)] == 0 && expected_uncut[static_cast<size_t>(t)] > 0;
         }
     }
     EXPECT_GT(largest_difference, 0.01);
+    EXPECT_GT(cut, 0) << "top-p cut nothing, so tempered and nucleus were not told apart";
 }
 
 TEST(CodeDigitHead, HeadsFileErrorsNameTheFileAndTheKey) {
