@@ -243,34 +243,26 @@ TOML
         --length-buckets --checkpoint-every 50 --holdout 0.01 --warmup 40 --steps 1200 --lr 1e-3 --seed 4 --split-seed 1 \
         --threads 1 --no-progress --eval-every 200 --eval-corpus "$work/sampled/heldout.tokens" \
         $(resumable "$work/recurrent.training_state.safetensors")
-      # Its second phase on the target's samples of 8,000 train prompts (the
-      # first 2,000 and 6,000 more): 600 steps from phase 1 at half its peak
-      # learning rate, held-out acceptance at t+2 56.4% -> 57.6% (the curve
-      # in recurrent-2.heldout.tsv). ~2.4 s per step on one core: 25 min.
-      run train recurrent --target "$models/target" --output "$work/recurrent-2.safetensors" "${digits[@]}" \
-        --init-from "$work/recurrent.safetensors" --cell-size 512 --depth 4 --distill-weight 0.5 \
-        --corpus "$work/sampled/train-8000.tokens" --batch 8 --seq-len 768 --length-buckets --checkpoint-every 50 \
-        --holdout 0.01 --warmup 30 --steps 600 --lr 5e-4 --seed 5 --split-seed 1 --threads 1 --no-progress \
-        --eval-every 100 --eval-corpus "$work/sampled/heldout.tokens" \
-        $(resumable "$work/recurrent-2.training_state.safetensors")
-      # Its third and fourth phases, the same loss further: 600 steps from
-      # phase 2 on the same 8,000 (lr 5e-4), then 600 on the target's samples
-      # of 16,000 train prompts (lr 3e-4). Held out at t+2 57.6% -> 58.4% ->
-      # 58.9% (recurrent-3/-4.heldout.tsv); in the pipeline `default`'s
+      # Its later phases, each 600 steps from the one before on the target's
+      # samples, evaluated every 100 steps (the curves in
+      # recurrent-N.heldout.tsv): recurrent_phase N FROM LR SEED CORPUS
+      recurrent_phase() {
+        run train recurrent --target "$models/target" --output "$work/recurrent-$1.safetensors" "${digits[@]}" \
+          --init-from "$work/$2.safetensors" --cell-size 512 --depth 4 --distill-weight 0.5 \
+          --corpus "$work/sampled/$5" --batch 8 --seq-len 768 --length-buckets --checkpoint-every 50 \
+          --holdout 0.01 --warmup 30 --steps 600 --lr "$3" --seed "$4" --split-seed 1 --threads 1 \
+          --no-progress --eval-every 100 --eval-corpus "$work/sampled/heldout.tokens" \
+          $(resumable "$work/recurrent-$1.training_state.safetensors")
+      }
+      # 2: the target's samples of 8,000 train prompts (the first 2,000 and
+      # 6,000 more) at half phase 1's peak learning rate: held-out acceptance
+      # at t+2 56.4% -> 57.6%. 3 and 4: the same loss further, on the same
+      # 8,000, then on 16,000: 58.4%, 58.9%; in the pipeline `default`'s
       # depth-1 acceptance .672 -> .690 (docs/en-small.md, fifteenth part).
-      # ~1.9 s per step on one core: 20 + 20 min.
-      run train recurrent --target "$models/target" --output "$work/recurrent-3.safetensors" "${digits[@]}" \
-        --init-from "$work/recurrent-2.safetensors" --cell-size 512 --depth 4 --distill-weight 0.5 \
-        --corpus "$work/sampled/train-8000.tokens" --batch 8 --seq-len 768 --length-buckets --checkpoint-every 50 \
-        --holdout 0.01 --warmup 30 --steps 600 --lr 5e-4 --seed 6 --split-seed 1 --threads 1 --no-progress \
-        --eval-every 100 --eval-corpus "$work/sampled/heldout.tokens" \
-        $(resumable "$work/recurrent-3.training_state.safetensors")
-      run train recurrent --target "$models/target" --output "$work/recurrent-4.safetensors" "${digits[@]}" \
-        --init-from "$work/recurrent-3.safetensors" --cell-size 512 --depth 4 --distill-weight 0.5 \
-        --corpus "$work/sampled/train-16000.tokens" --batch 8 --seq-len 768 --length-buckets --checkpoint-every 50 \
-        --holdout 0.01 --warmup 30 --steps 600 --lr 3e-4 --seed 7 --split-seed 1 --threads 1 --no-progress \
-        --eval-every 100 --eval-corpus "$work/sampled/heldout.tokens" \
-        $(resumable "$work/recurrent-4.training_state.safetensors")
+      # 1.9-2.4 s per step on one core: 25 + 20 + 20 min.
+      recurrent_phase 2 recurrent 5e-4 5 train-8000.tokens
+      recurrent_phase 3 recurrent-2 5e-4 6 train-8000.tokens
+      recurrent_phase 4 recurrent-3 3e-4 7 train-16000.tokens
       mkdir -p "$models/draft"
       cp "$work/recurrent-4.safetensors" "$models/recurrent.safetensors"
       cp "$work/draft-digits-4/config.json" "$work/draft-digits-4/model.safetensors" "$models/draft/"
