@@ -73,8 +73,8 @@ at::Tensor RecurrentDraftTask::sampled_digit_logits(const at::Tensor& states) co
     return sampling_.temperature == 1.0 ? logits : logits / sampling_.temperature;
 }
 
-at::Tensor RecurrentDraftTask::target_distribution(const at::Tensor& hidden) const {
-    return sampling_distribution(target_.logits(hidden.reshape({-1, hidden.size(-1)})), sampling_);
+at::Tensor RecurrentDraftTask::target_logits(const at::Tensor& hidden) const {
+    return target_.logits(hidden.reshape({-1, hidden.size(-1)}));
 }
 
 std::vector<at::Tensor> RecurrentDraftTask::walk(const at::Tensor& hidden, const Batch& batch) const {
@@ -102,7 +102,7 @@ at::Tensor RecurrentDraftTask::loss(const Batch& batch) {
         at::NoGradGuard no_grad;
         hidden = target_.forward_sequence(batch.inputs());
         if (distill_weight_ > 0) {
-            teacher = target_distribution(hidden);
+            teacher = sampling_distribution(target_logits(hidden), sampling_);
             if (!total_variation) teacher = draft_.digits->marginals(teacher);
         }
     }
@@ -129,10 +129,10 @@ at::Tensor RecurrentDraftTask::loss(const Batch& batch) {
 
 void RecurrentDraftTask::evaluate(const Batch& batch, Metrics& metrics) {
     const at::Tensor hidden = target_.forward_sequence(batch.inputs());
-    const at::Tensor target_logits = target_.logits(hidden.reshape({-1, hidden.size(-1)}));
-    const at::Tensor target_p = target_distribution(hidden);
+    const at::Tensor logits = target_logits(hidden);
+    const at::Tensor target_p = sampling_distribution(logits, sampling_);
     const LabelledPositions next = labelled_positions(batch.labels(1));
-    add_prediction_metrics(target_logits.index_select(0, next.indices), next.labels, metrics, "target (t+1) ", 5);
+    add_prediction_metrics(logits.index_select(0, next.indices), next.labels, metrics, "target (t+1) ", 5);
     // About the best a code-digit head can reach: the acceptance of the
     // product of the target's own digit marginals (KL's optimum) against the target.
     {

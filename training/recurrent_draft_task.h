@@ -77,8 +77,8 @@ public:
 private:
     // The draft's digit logits at states [N, H], divided by the temperature.
     at::Tensor sampled_digit_logits(const at::Tensor& states) const;
-    // The target's next-token distributions [N, V] from its hidden states.
-    at::Tensor target_distribution(const at::Tensor& hidden) const;
+    // The target's logits [B*T, V] from its hidden states [B, T, H].
+    at::Tensor target_logits(const at::Tensor& hidden) const;
 
     llama::LlamaModel target_;
     at::Tensor embedding_;  // the target's input embedding [V, H], frozen
