@@ -265,8 +265,13 @@ Command add_train_command(CLI::App& app) {
             ->check(CLI::Range(0.0, 1.0));
         recurrent->add_option("--distill-loss", job->distill_loss,
                               "what the distillation term measures: cross-entropy (default) or total-variation (one "
-                              "minus the acceptance sum_t min(p(t), q(t)) over the vocabulary-wide rows)")
-            ->check(CLI::IsMember({"cross-entropy", "total-variation"}));
+                              "minus the acceptance sum_t min(p(t), q(t)) over the vocabulary-wide rows) or "
+                              "group-total-variation (one minus acceptor.pcg's acceptance over the --groups)")
+            ->check(CLI::IsMember({"cross-entropy", "total-variation", "group-total-variation"}));
+        recurrent->add_option("--groups", job->groups,
+                              "acceptor.pcg's groups file (cadenza build-groups): for group-total-variation, and the "
+                              "held-out group acceptance per step")
+            ->check(CLI::ExistingFile);
         recurrent->add_option("--sampling-temperature", job->sampling_temperature,
                               "the pipeline's temperature: the teacher and the held-out acceptance use the target's "
                               "distribution at it, and the draft's logits are divided by it as the drafter divides them "

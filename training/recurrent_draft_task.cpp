@@ -10,6 +10,8 @@
 namespace cadenza::training {
 namespace {
 
+constexpr int64_t group_rows_per_level = 1024;
+
 double step_loss_weight(int64_t step) { return std::pow(0.8, static_cast<double>(step - 1)); }
 
 at::Tensor mean_over_positions(const at::Tensor& per_position) {
@@ -40,6 +42,12 @@ RecurrentDraftTask::RecurrentDraftTask(llama::LlamaWeights target, int64_t cell_
                                              initial.bias, seed);
 }
 
+void RecurrentDraftTask::set_groups(const std::filesystem::path& groups_file) {
+    groups_ = std::make_shared<const GroupCoarsening>(pcg::read_token_groups(groups_file), vocab_size(),
+                                                      groups_file.string());
+    groups_path_ = groups_file;
+}
+
 void RecurrentDraftTask::initialize_from(const std::filesystem::path& draft_file) {
     const drafts::RecurrentDraft earlier = drafts::RecurrentDraft::load(draft_file, vocab_size());
     if (earlier.description() != draft_.description())
@@ -65,6 +73,8 @@ std::vector<std::pair<std::string, std::string>> RecurrentDraftTask::settings() 
     if (!sampling_.is_plain()) settings.push_back({"cadenza.train.sampling", describe(sampling_)});
     if (divergence_ == DistillDivergence::total_variation)
         settings.push_back({"cadenza.train.distill_divergence", "total-variation"});
+    if (divergence_ == DistillDivergence::group_total_variation)
+        settings.push_back({"cadenza.train.distill_divergence", "group-total-variation over " + groups_path_.string()});
     return settings;
 }
 
@@ -97,7 +107,9 @@ at::Tensor RecurrentDraftTask::loss(const Batch& batch) {
     // teacher per flat position: the target's marginals [B*T, R] for
     // cross-entropy, its whole distribution [B*T, V] for total variation.
     at::Tensor hidden, teacher;
-    const bool total_variation = divergence_ == DistillDivergence::total_variation;
+    const bool total_variation = divergence_ != DistillDivergence::cross_entropy;
+    if (divergence_ == DistillDivergence::group_total_variation && !groups_)
+        throw Error(CDZ_STATUS_INVALID_ARGUMENT, "group total variation needs acceptor.pcg's groups (--groups)");
     {
         at::NoGradGuard no_grad;
         hidden = target_.forward_sequence(batch.inputs());
@@ -116,9 +128,20 @@ at::Tensor RecurrentDraftTask::loss(const Batch& batch) {
         if (w > 0) {
             // The target's distribution of token t + k + 1 is its next-token distribution at t + k.
             const at::Tensor taught = teacher.index_select(0, positions.indices + k);
-            const at::Tensor divergence =
-                total_variation ? 1.0 - at::minimum(taught, draft_.digits->log_probabilities(logits).exp()).sum(-1)
-                                : draft_.digits->cross_entropy(logits, taught);
+            at::Tensor divergence;
+            if (divergence_ == DistillDivergence::cross_entropy) {
+                divergence = draft_.digits->cross_entropy(logits, taught);
+            } else if (divergence_ == DistillDivergence::total_variation) {
+                divergence = 1.0 - at::minimum(taught, draft_.digits->log_probabilities(logits).exp()).sum(-1);
+            } else {
+                // Every stride-th position (offset by the step): the group
+                // sums cost ~0.2 ms a row, so a step keeps to ~1,024 rows a level.
+                const int64_t count = logits.size(0);
+                const int64_t stride = std::max<int64_t>(1, (count + group_rows_per_level - 1) / group_rows_per_level);
+                const at::Tensor rows = at::arange(k % stride, count, stride, positions.indices.options());
+                const at::Tensor q = draft_.digits->log_probabilities(logits.index_select(0, rows)).exp();
+                divergence = 1.0 - groups_->acceptance(taught.index_select(0, rows), q);
+            }
             term = (1 - w) * term + w * mean_over_positions(divergence);
         }
         term = step_loss_weight(k) * term;
@@ -152,6 +175,11 @@ void RecurrentDraftTask::evaluate(const Batch& batch, Metrics& metrics) {
         const at::Tensor kept = at::minimum(p, log_q.exp()).sum(-1);
         metrics.add(step_prefix(k) + "acceptance", Unit::fraction, kept.sum().item<double>(),
                     static_cast<double>(kept.size(0)));
+        if (groups_) {
+            const at::Tensor group_kept = groups_->acceptance(p, log_q.exp());
+            metrics.add(step_prefix(k) + "group acceptance", Unit::fraction, group_kept.sum().item<double>(),
+                        static_cast<double>(group_kept.size(0)));
+        }
     }
 }
 

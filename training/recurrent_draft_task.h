@@ -26,10 +26,12 @@
 #pragma once
 
 #include <filesystem>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "group_coarsening.h"
 #include "llama_model.h"
 #include "recurrent_draft.h"
 #include "sampling_distribution.h"
@@ -41,8 +43,10 @@ namespace cadenza::training {
 // and the draft's q: cross-entropy (KL(p || q) plus p's entropy; for a
 // code-digit head it matches p's digit marginals), or total variation
 // 1 - sum_t min(p(t), q(t)), one minus the acceptance itself (DistillSpec,
-// Zhou et al. 2024), over the vocabulary-wide product rows.
-enum class DistillDivergence { cross_entropy, total_variation };
+// Zhou et al. 2024), over the vocabulary-wide product rows; or group total
+// variation, one minus acceptor.pcg's acceptance over its groups
+// (group_coarsening.h), for a draft that serves PCG.
+enum class DistillDivergence { cross_entropy, total_variation, group_total_variation };
 
 class RecurrentDraftTask : public TrainingTask {
 public:
@@ -54,6 +58,9 @@ public:
     // size, hidden size, depth and grid. Throws Error(INVALID_CONFIG) naming
     // the file and what differs.
     void initialize_from(const std::filesystem::path& draft_file);
+    // acceptor.pcg's groups (a groups file), which group_total_variation
+    // needs; with them the held-out metrics add each step's group acceptance.
+    void set_groups(const std::filesystem::path& groups_file);
 
     std::string kind() const override { return "recurrent"; }
     int64_t vocab_size() const override { return target_.config().vocab_size; }
@@ -87,6 +94,8 @@ private:
     double distill_weight_;
     SamplingSettings sampling_;
     DistillDivergence divergence_;
+    std::filesystem::path groups_path_;
+    std::shared_ptr<const GroupCoarsening> groups_;
 };
 
 }  // namespace cadenza::training

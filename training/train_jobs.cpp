@@ -310,10 +310,17 @@ TrainResult run_recurrent_draft_job(const RecurrentDraftJob& job, std::ostream& 
     const drafts::CodeGrid grid = *code_grid_for(job.code_digits, job.layout, target.config);
     describe_output(&grid, " per step", out);
     const SamplingSettings sampling{job.sampling_temperature, job.sampling_top_p};
-    const DistillDivergence divergence =
-        job.distill_loss == "total-variation" ? DistillDivergence::total_variation : DistillDivergence::cross_entropy;
+    const DistillDivergence divergence = job.distill_loss == "total-variation"         ? DistillDivergence::total_variation
+                                         : job.distill_loss == "group-total-variation" ? DistillDivergence::group_total_variation
+                                                                                       : DistillDivergence::cross_entropy;
+    if (divergence == DistillDivergence::group_total_variation && job.groups.empty())
+        throw Error(CDZ_STATUS_INVALID_ARGUMENT, "--distill-loss group-total-variation needs --groups (acceptor.pcg's groups file)");
     RecurrentDraftTask task(std::move(target), job.cell_size, job.depth, grid, absolute_path(job.target),
                             job.distill_weight, sampling, job.options.seed, divergence);
+    if (!job.groups.empty()) {
+        task.set_groups(job.groups);
+        out << "groups: " << job.groups.string() << " (held out: each step's group acceptance under acceptor.pcg)\n";
+    }
     if (!job.init_from.empty()) {
         task.initialize_from(job.init_from);
         out << "initial weights: " << job.init_from.string() << '\n';

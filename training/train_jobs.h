@@ -79,7 +79,8 @@ struct RecurrentDraftJob {
     double distill_weight = 0.5;
     double sampling_temperature = 1.0;  // the pipeline's sampling, which the draft learns and is judged under
     double sampling_top_p = 1.0;
-    std::string distill_loss = "cross-entropy";  // or total-variation
+    std::string distill_loss = "cross-entropy";  // or total-variation, group-total-variation (needs groups)
+    std::filesystem::path groups;     // acceptor.pcg's groups file, or empty
     std::filesystem::path init_from;  // an earlier recurrent draft, or empty
     TrainOptions options;
 };

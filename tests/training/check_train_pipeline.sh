@@ -53,6 +53,23 @@ grep -q "recurrent draft: cell 16 on hidden 32, trained 2 steps deep, code digit
 grep -q "step 2 (t+3) acceptance" "$work/recurrent.out"
 test -f "$work/recurrent.safetensors" && test -f "$work/recurrent.training_state.safetensors"
 
+# Trained for acceptor.pcg: group total variation is refused without the
+# groups; with groups of the target's code embeddings it reports each step's
+# group acceptance.
+if "$cadenza" train recurrent --target "$work/target" --corpus "$work/corpus.txt" --output "$work/recurrent-g.safetensors" \
+     --code-digits 5,4,2 --layout "$work/layout.json" --cell-size 16 --depth 2 --distill-loss group-total-variation \
+     $common 2> "$work/recurrent-g.err"; then
+  echo "expected group-total-variation to need --groups"; exit 1
+fi
+grep -q "group-total-variation needs --groups" "$work/recurrent-g.err"
+"$cadenza" build-groups --embeddings "$work/target" --tensor model.embed_tokens.weight --rows 8:48 --theta 0.1 \
+  --output "$work/groups.cdzgrp" --quiet
+"$cadenza" train recurrent --target "$work/target" --corpus "$work/corpus.txt" --output "$work/recurrent-g.safetensors" \
+  --code-digits 5,4,2 --layout "$work/layout.json" --cell-size 16 --depth 2 --distill-loss group-total-variation \
+  --groups "$work/groups.cdzgrp" $common | tee "$work/recurrent-g.out"
+grep -q "0.5 \* group-total-variation against the target's distribution" "$work/recurrent-g.out"
+grep -q "step 2 (t+3) group acceptance" "$work/recurrent-g.out"
+
 # A run that exists is not overwritten without --resume; --resume with more steps continues it.
 if "$cadenza" train mtp --target "$work/target" --heads 2 --corpus "$work/corpus.txt" \
      --output "$work/mtp.safetensors" $common 2> "$work/again.err"; then

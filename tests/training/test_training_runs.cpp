@@ -24,6 +24,7 @@
 #include "shallow_draft.h"
 #include "synthetic_corpus.h"
 #include "thread_policy.h"
+#include "token_groups.h"
 #include "tiny_training.h"
 #include "trainer.h"
 
@@ -512,6 +513,41 @@ TEST_F(Training, RecurrentDraftLearnsUnderThePipelinesSamplingWithEitherDivergen
             EXPECT_GT(result.heldout.mean(acceptance), before.mean(acceptance) + 0.02) << name << ", " << acceptance;
         }
     }
+}
+
+// Group total variation (--distill-loss group-total-variation): the draft
+// learns what acceptor.pcg keeps, and the held-out metrics report it, never
+// below the token-level acceptance since a group only adds mass.
+TEST_F(Training, RecurrentDraftLearnsPcgsGroupAcceptance) {
+    const auto target_dir = fresh_directory("recurrent-groups-target"), groups_dir = fresh_directory("recurrent-groups");
+    write_trained_target(target_dir, 2);
+    const llama::LlamaWeights target = load_model_directory(target_dir);
+    pcg::TokenGroups groups;
+    groups.vocab_size = 32;
+    for (uint32_t code = 8; code + 2 < 32; code += 2) groups.add_group({code, code + 1, code + 2});
+    const auto groups_file = groups_dir / "groups.cdzgrp";
+    pcg::write_token_groups(groups_file, groups);
+
+    const TokenCorpus corpus = tiny_corpus();
+    const auto heldout = evaluation_batches(split_corpus(corpus, 0.1, 1).heldout, 8, 32);
+    RecurrentDraftTask task(target, 48, 2, tiny_grid(), target_dir, 1.0, {0.7, 0.9}, 7,
+                            DistillDivergence::group_total_variation);
+    std::ostringstream log;
+    EXPECT_THROW(train(task, corpus, tiny_options(1), groups_dir / "no-groups.safetensors", log), Error);
+    task.set_groups(groups_file);
+    Metrics before;
+    {
+        at::NoGradGuard no_grad;
+        for (const auto& batch : heldout) task.evaluate(batch, before);
+    }
+    const TrainResult result = train(task, corpus, tiny_options(100), groups_dir / "recurrent.safetensors", log);
+    show("group total variation", before, result.heldout);
+    for (int64_t k = 1; k <= 2; ++k) {
+        const std::string step = "step " + std::to_string(k) + " (t+" + std::to_string(k + 1) + ") ";
+        EXPECT_GT(result.heldout.mean(step + "group acceptance"), before.mean(step + "group acceptance") + 0.02) << step;
+        EXPECT_GE(result.heldout.mean(step + "group acceptance"), result.heldout.mean(step + "acceptance")) << step;
+    }
+    EXPECT_THROW(task.set_groups(groups_dir / "missing.cdzgrp"), Error);
 }
 
 // The MTP paper's Eq. 3: heads trained with the model. Both move, the heads
