@@ -1,6 +1,8 @@
 // The costs `cadenza bench` measures on each pipeline after its texts: one
 // target pass of 1 to 32 tokens and of the size its drafter's steps verify,
-// and one drafter proposal (median of `repeats`).
+// and one drafter proposal (median of `repeats`). One token and the step's
+// size, which the ceiling reads, are timed in turns between themselves; the
+// other sizes apart, after them.
 #pragma once
 
 #include "engine.h"

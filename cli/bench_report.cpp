@@ -115,7 +115,8 @@ void print_bench_details(std::ostream& out, const std::vector<PipelineRun>& runs
         out << '\n';
     }
 
-    out << "\ncosts measured on each pipeline's own models (median), after the mean context its texts decoded at\n";
+    out << "\ncosts measured on each pipeline's own models (median), after the mean context its texts decoded at; one "
+           "token and the pipeline's step size timed in turns between themselves, the other sizes apart\n";
     for (size_t i = 0; i < runs.size(); ++i) {
         const auto& c = runs[i].costs;
         out << "  " << std::left << std::setw(22) << runs[i].name.substr(0, 21) << "after " << c.context_length
