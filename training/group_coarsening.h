@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 #include <ATen/ATen.h>
 
@@ -29,7 +30,6 @@ public:
     at::Tensor acceptance(const at::Tensor& p, const at::Tensor& q) const;
 
     int64_t group_count() const { return group_count_; }  // the file's groups and the singletons
-    int64_t membership_count() const { return transposed_map_._nnz(); }
 
 private:
     int64_t group_count_ = 0;
