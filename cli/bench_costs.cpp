@@ -11,10 +11,11 @@ namespace cadenza::cli {
 Engine::CostProfile measure_bench_costs(Engine& engine, int repeats) {
     // What the ceiling reads, one token and the size this pipeline's steps
     // verify, is timed in turns between those sizes alone; the table's other
-    // sizes after them, in turns of their own. Taking turns with 16- and
-    // 32-token passes, a one-token pass measured 25-40% slower (0.58-0.68
-    // against 0.45-0.50 ms in one process), a five-token pass 5-8%, while in
-    // the decoding loop each pass follows passes of its own size.
+    // sizes after them, in turns of their own. Right after a 32-token pass a
+    // one-token pass measured 10% slower than after another one-token pass
+    // (0.48 against 0.43 ms; taking turns with every size, 25-40% in a noisy
+    // hour of the VM), while in the decoding loop each pass follows passes of
+    // its own size.
     std::set<int> ceiling_sizes{1};
     if (engine.has_drafter() && engine.verifies_drafts()) ceiling_sizes.insert(engine.draft_max_nodes() + 1);
     std::set<int> table_sizes;
