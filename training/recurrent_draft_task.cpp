@@ -107,7 +107,7 @@ at::Tensor RecurrentDraftTask::loss(const Batch& batch) {
     // teacher per flat position: the target's marginals [B*T, R] for
     // cross-entropy, its whole distribution [B*T, V] for total variation.
     at::Tensor hidden, teacher;
-    const bool total_variation = divergence_ != DistillDivergence::cross_entropy;
+    const bool whole_distribution = divergence_ != DistillDivergence::cross_entropy;
     if (divergence_ == DistillDivergence::group_total_variation && !groups_)
         throw Error(CDZ_STATUS_INVALID_ARGUMENT, "group total variation needs acceptor.pcg's groups (--groups)");
     {
@@ -115,7 +115,7 @@ at::Tensor RecurrentDraftTask::loss(const Batch& batch) {
         hidden = target_.forward_sequence(batch.inputs());
         if (distill_weight_ > 0) {
             teacher = sampling_distribution(target_logits(hidden), sampling_);
-            if (!total_variation) teacher = draft_.digits->marginals(teacher);
+            if (!whole_distribution) teacher = draft_.digits->marginals(teacher);
         }
     }
     const std::vector<at::Tensor> states = walk(hidden, batch);
@@ -172,11 +172,12 @@ void RecurrentDraftTask::evaluate(const Batch& batch, Metrics& metrics) {
             sampled_digit_logits(states[static_cast<size_t>(k - 1)].index_select(0, positions.indices)));
         add_prediction_metrics(log_q, positions.labels, metrics, step_prefix(k), 5);
         const at::Tensor p = target_p.index_select(0, positions.indices + k);
-        const at::Tensor kept = at::minimum(p, log_q.exp()).sum(-1);
+        const at::Tensor q = log_q.exp();
+        const at::Tensor kept = at::minimum(p, q).sum(-1);
         metrics.add(step_prefix(k) + "acceptance", Unit::fraction, kept.sum().item<double>(),
                     static_cast<double>(kept.size(0)));
         if (groups_) {
-            const at::Tensor group_kept = groups_->acceptance(p, log_q.exp());
+            const at::Tensor group_kept = groups_->acceptance(p, q);
             metrics.add(step_prefix(k) + "group acceptance", Unit::fraction, group_kept.sum().item<double>(),
                         static_cast<double>(group_kept.size(0)));
         }
