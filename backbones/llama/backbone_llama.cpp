@@ -45,6 +45,9 @@ const cdz_param_spec params[] = {
     {"phone_markers", CDZ_PARAM_BOOL, "false", 0, 0.0, 0.0, nullptr,
      "the model also emits text ids among its audio tokens (a target trained with `corpus tts --phone-markers`)"},
     {"threads", CDZ_PARAM_INT, "0", 1, 0, 1024, nullptr, "intra-op threads; 0: one per core"},
+    {"prefill_threads", CDZ_PARAM_INT, "0", 1, 0, 1024, nullptr,
+     "threads that split the prompt's prefill (a pass of 64 tokens or more, the same result to the bit); 0: one per "
+     "core"},
     {"max_positions", CDZ_PARAM_INT, "0", 1, 0, 1048576, nullptr,
      "longest sequence; 0: the config's max_position_embeddings"},
 };
@@ -57,6 +60,9 @@ struct Backbone {
 struct Session {
     const Backbone* backbone;
     KvCache cache;
+    // Kept across passes: no pass allocates more than its outputs.
+    std::vector<int32_t> tokens, parents;
+    TreePassScratch scratch;
 };
 
 cdz_status* create(const cdz_instance_args* args, void** out_ctx) {
@@ -101,6 +107,7 @@ cdz_status* create(const cdz_instance_args* args, void** out_ctx) {
         within(std::max(info.audio_start_token, info.end_token), 1, "the special token");
         backbone->model = std::make_unique<LlamaModel>(std::move(weights), max_positions);
         backbone->model->pack_panels();
+        backbone->model->set_prefill_threads(static_cast<int>(values.integer("prefill_threads")));
         *out_ctx = backbone.release();
     });
 }
@@ -134,12 +141,15 @@ cdz_status* session_forward(void* raw, const cdz_token_tree* tree, int want_hidd
             throw Error(CDZ_STATUS_INVALID_ARGUMENT, "an empty or malformed tree");
         if (tree->tokens_per_node != 1) throw Error(CDZ_STATUS_UNSUPPORTED, "one token per node only");
         c10::InferenceMode inference;
-        const std::vector<int32_t> tokens(tree->tokens, tree->tokens + tree->node_count);
-        const std::vector<int32_t> parents(tree->parents, tree->parents + tree->node_count);
+        std::vector<int32_t>& tokens = session->tokens;
+        std::vector<int32_t>& parents = session->parents;
+        tokens.assign(tree->tokens, tree->tokens + tree->node_count);
+        parents.assign(tree->parents, tree->parents + tree->node_count);
         // The host says from which node on it reads logits (logits_from).
         const bool has_logits_from = out->struct_size >= offsetof(cdz_backbone_output, logits_from) + sizeof(int32_t);
         const int64_t logits_from = has_logits_from ? std::clamp<int64_t>(out->logits_from, 0, tree->node_count) : 0;
-        TreeOutput result = session->backbone->model->forward_tree(session->cache, tokens, parents, logits_from);
+        TreeOutput result =
+            session->backbone->model->forward_tree(session->cache, tokens, parents, logits_from, &session->scratch);
         out->logits = result.logits.defined() ? cadenza::torch_support::export_cpu_tensor(result.logits, at::kFloat) : nullptr;
         out->hidden = want_hidden ? cadenza::torch_support::export_cpu_tensor(result.hidden, at::kFloat) : nullptr;
     });

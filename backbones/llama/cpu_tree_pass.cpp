@@ -1,5 +1,6 @@
 #include "cpu_tree_pass.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -7,6 +8,7 @@
 
 #include "cadenza/sdk/plugin_error.hpp"
 #include "llama_model.h"
+#include "parallel_parts.h"
 #include "probability_row.h"
 #include "row_combinations.h"
 #include "small_matmul.h"
@@ -43,6 +45,10 @@ void swiglu(const float* gate, const float* up, int64_t count, float* out) {
     for (int64_t i = 0; i < count; ++i) out[i] = gate[i] / (1.0f + out[i]) * up[i];
 }
 
+// Below this many rows a part's projections stream the weights rather than
+// compute on them, and a second thread would only share the bandwidth.
+constexpr int64_t min_rows_per_part = 32;
+
 bool contiguous_cpu_float(const at::Tensor& t) {
     return !t.defined() || (t.device().is_cpu() && t.scalar_type() == at::kFloat && t.is_contiguous());
 }
@@ -61,7 +67,8 @@ bool cpu_tree_pass_applies(const LlamaWeights& w) {
 
 TreeOutput cpu_tree_pass(const LlamaWeights& w, const PanelWeights* panels, const RotaryEmbedding& rotary,
                          KvCache& cache, const std::vector<int32_t>& tokens, const std::vector<int64_t>& positions,
-                         const std::vector<uint8_t>& visible, int64_t logits_from) {
+                         const std::vector<uint8_t>& visible, int64_t logits_from, int threads,
+                         TreePassScratch& scratch) {
     const LlamaConfig& c = w.config;
     const MatmulKernel kernel = best_matmul_kernel();
     const auto n = static_cast<int64_t>(tokens.size());
@@ -83,81 +90,114 @@ TreeOutput cpu_tree_pass(const LlamaWeights& w, const PanelWeights* panels, cons
 
     TreeOutput out;
     out.hidden = at::empty({n, size}, at::kFloat);
-    std::vector<float> x(static_cast<size_t>(n * size)), projected(x.size());
-    std::vector<float> q(static_cast<size_t>(n * qw)), k(static_cast<size_t>(n * kvw)), v(k.size());
-    std::vector<float> grouped(static_cast<size_t>(group * n * dim));  // one kv head's queries [group, n, dim]
-    std::vector<float> scores(static_cast<size_t>(group * n * seen));
-    std::vector<float> attended(q.size());
-    std::vector<float> gate(static_cast<size_t>(n * inter)), up(gate.size()), activated(gate.size());
+    auto room = [](std::vector<float>& buffer, int64_t count) {
+        return TreePassScratch::room(buffer, static_cast<size_t>(count));
+    };
+    float* const x = room(scratch.x, n * size);
+    float* const projected = room(scratch.projected, n * size);
+    float* const q = room(scratch.q, n * qw);
+    float* const k = room(scratch.k, n * kvw);
+    float* const v = room(scratch.v, n * kvw);
+    float* const grouped = room(scratch.grouped, group * n * dim);  // one kv head's queries [group, n, dim]
+    float* const scores = room(scratch.scores, group * n * seen);
+    float* const attended = room(scratch.attended, n * qw);
+    float* const gate = room(scratch.gate, n * inter);
+    float* const up = room(scratch.up, n * inter);
+    float* const activated = room(scratch.activated, n * inter);
     float* normed = out.hidden.data_ptr<float>();  // the norms' output until the final one lands there
 
     const float* embedding = w.embed_tokens.data_ptr<float>();
-    for (int64_t i = 0; i < n; ++i)
-        std::memcpy(&x[i * size], embedding + static_cast<int64_t>(tokens[i]) * size, sizeof(float) * size);
     auto data = [](const at::Tensor& t) { return t.defined() ? t.data_ptr<float>() : nullptr; };
-    // y [n, out] = in [n, width] W^T (+ bias), W's panels when there are.
-    auto project = [&](const float* in, int64_t width, const at::Tensor& weight, const PanelMatrix* panel,
-                       const at::Tensor& bias, float* y) {
-        if (panel)
-            combine_panels(in, n, width, panel->data(), width, panel->out, data(bias), y, panel->out);
-        else
-            small_matmul_rows(kernel, in, n, width, weight.data_ptr<float>(), weight.size(0), width, data(bias), y,
-                              weight.size(0));
-    };
-
-    for (int64_t layer = 0; layer < c.num_hidden_layers; ++layer) {
-        const LayerWeights& l = w.layers[layer];
-        const PanelLayer* p = panels ? &panels->layers[layer] : nullptr;
-        rms_norm_rows(x.data(), n, size, l.input_norm.data_ptr<float>(), c.rms_norm_eps, normed);
-        project(normed, size, l.q_proj, p ? &p->q_proj : nullptr, l.q_bias, q.data());
-        project(normed, size, l.k_proj, p ? &p->k_proj : nullptr, l.k_bias, k.data());
-        project(normed, size, l.v_proj, p ? &p->v_proj : nullptr, l.v_bias, v.data());
-        for (int64_t i = 0; i < n; ++i) {
-            const float* cos = cos_table + positions[i] * dim;
-            const float* sin = sin_table + positions[i] * dim;
-            rotate_heads(&q[i * qw], heads, dim, cos, sin);
-            rotate_heads(&k[i * kvw], kv_heads, dim, cos, sin);
-            cache.write_node(layer, i, &k[i * kvw], &v[i * kvw]);
-        }
-        // Per key/value head, its group's queries of every node at once
-        // against the prefix and the pending nodes: row (j, i) of scores is
-        // query head h * group + j of node i.
-        for (int64_t h = 0; h < kv_heads; ++h) {
-            for (int64_t j = 0; j < group; ++j)
-                for (int64_t i = 0; i < n; ++i)
-                    std::memcpy(&grouped[(j * n + i) * dim], &q[i * qw + (h * group + j) * dim], sizeof(float) * dim);
-            const float* values = cache.value_rows(layer) + h * capacity * dim;
-            if (scores_by_combination)
-                combine_rows(grouped.data(), group * n, dim, cache.key_columns(layer) + h * dim * capacity, dim,
-                             capacity, seen, scores.data(), seen);
+    // Only the panels and the vectorized combinations compute a row alike
+    // whatever rows are around it; the small-m kernel groups rows by count.
+    const int parts = panels && scores_by_combination
+                          ? static_cast<int>(std::clamp<int64_t>(std::min<int64_t>(threads, n / min_rows_per_part), 1, 64))
+                          : 1;
+    // Part `part` computes the rows [begin, end) of every stage; the parts
+    // meet once a layer, when every node's keys and values are in the cache.
+    run_parts(parts, [&](int part, int parts_running, PartBarrier& barrier) {
+        const int64_t begin = part_begin(n, part, parts_running), end = part_begin(n, part + 1, parts_running);
+        const int64_t rows = end - begin;
+        // y [rows, out] = in [rows, width] W^T (+ bias) for the part's rows,
+        // W's panels when there are.
+        auto project = [&](const float* in, int64_t width, const at::Tensor& weight, const PanelMatrix* panel,
+                           const at::Tensor& bias, float* y) {
+            const int64_t out_width = panel ? panel->out : weight.size(0);
+            in += begin * width;
+            y += begin * out_width;
+            if (panel)
+                combine_panels(in, rows, width, panel->data(), width, out_width, data(bias), y, out_width);
             else
-                small_matmul_rows(kernel, grouped.data(), group * n, dim, cache.key_rows(layer) + h * capacity * dim,
-                                  seen, dim, nullptr, scores.data(), seen, /*split=*/false);
-            for (int64_t j = 0; j < group; ++j) {
-                for (int64_t i = 0; i < n; ++i) {
-                    float* row = &scores[(j * n + i) * seen];
-                    for (int64_t t = 0; t < n; ++t)
-                        if (!visible[i * n + t]) row[prefix + t] = negative_infinity;
-                    // The node sees itself, so the maximum is finite.
-                    exponentiate_row(row, row, seen, row_max(row, seen), scale);
-                    const auto inverse_total = static_cast<float>(1.0 / row_sum(row, seen));
-                    for (int64_t t = 0; t < seen; ++t) row[t] *= inverse_total;
-                }
-                // Query head h * group + j of every node: node i's output at attended row i.
-                combine_rows(&scores[j * n * seen], n, seen, values, seen, dim, dim, &attended[(h * group + j) * dim],
-                             qw);
+                small_matmul_rows(kernel, in, rows, width, weight.data_ptr<float>(), out_width, width, data(bias), y,
+                                  out_width);
+        };
+        auto add_rows = [&](float* to, const float* from) {
+            for (int64_t i = begin * size; i < end * size; ++i) to[i] += from[i];
+        };
+        for (int64_t i = begin; i < end; ++i)
+            std::memcpy(&x[i * size], embedding + static_cast<int64_t>(tokens[i]) * size, sizeof(float) * size);
+
+        for (int64_t layer = 0; layer < c.num_hidden_layers; ++layer) {
+            const LayerWeights& l = w.layers[layer];
+            const PanelLayer* p = panels ? &panels->layers[layer] : nullptr;
+            rms_norm_rows(&x[begin * size], rows, size, l.input_norm.data_ptr<float>(), c.rms_norm_eps,
+                          normed + begin * size);
+            project(normed, size, l.q_proj, p ? &p->q_proj : nullptr, l.q_bias, q);
+            project(normed, size, l.k_proj, p ? &p->k_proj : nullptr, l.k_bias, k);
+            project(normed, size, l.v_proj, p ? &p->v_proj : nullptr, l.v_bias, v);
+            for (int64_t i = begin; i < end; ++i) {
+                const float* cos = cos_table + positions[i] * dim;
+                const float* sin = sin_table + positions[i] * dim;
+                rotate_heads(&q[i * qw], heads, dim, cos, sin);
+                rotate_heads(&k[i * kvw], kv_heads, dim, cos, sin);
+                cache.write_node(layer, i, &k[i * kvw], &v[i * kvw]);
             }
+            if (parts_running > 1) barrier.arrive_and_wait();
+            // Per key/value head, its group's queries of the part's nodes
+            // against the prefix and the pending nodes: row (j, i) of scores
+            // is query head h * group + j of node i.
+            for (int64_t h = 0; h < kv_heads; ++h) {
+                const float* values = cache.value_rows(layer) + h * capacity * dim;
+                for (int64_t j = 0; j < group; ++j)
+                    for (int64_t i = begin; i < end; ++i)
+                        std::memcpy(&grouped[(j * n + i) * dim], &q[i * qw + (h * group + j) * dim],
+                                    sizeof(float) * dim);
+                if (scores_by_combination)
+                    for (int64_t j = 0; j < group; ++j)
+                        combine_rows(&grouped[(j * n + begin) * dim], rows, dim,
+                                     cache.key_columns(layer) + h * dim * capacity, dim, capacity, seen,
+                                     &scores[(j * n + begin) * seen], seen);
+                else  // one part: every row of the group at once
+                    small_matmul_rows(kernel, grouped, group * n, dim, cache.key_rows(layer) + h * capacity * dim,
+                                      seen, dim, nullptr, scores, seen, /*split=*/false);
+                for (int64_t j = 0; j < group; ++j) {
+                    float* part_scores = &scores[(j * n + begin) * seen];
+                    for (int64_t i = begin; i < end; ++i) {
+                        float* row = &scores[(j * n + i) * seen];
+                        for (int64_t t = 0; t < n; ++t)
+                            if (!visible[i * n + t]) row[prefix + t] = negative_infinity;
+                        // The node sees itself, so the maximum is finite.
+                        exponentiate_row(row, row, seen, row_max(row, seen), scale);
+                        const auto inverse_total = static_cast<float>(1.0 / row_sum(row, seen));
+                        for (int64_t t = 0; t < seen; ++t) row[t] *= inverse_total;
+                    }
+                    // Query head h * group + j of the part's nodes: node i's output at attended row i.
+                    combine_rows(part_scores, rows, seen, values, seen, dim, dim,
+                                 &attended[begin * qw + (h * group + j) * dim], qw);
+                }
+            }
+            project(attended, qw, l.o_proj, p ? &p->o_proj : nullptr, {}, projected);
+            add_rows(x, projected);
+            rms_norm_rows(&x[begin * size], rows, size, l.post_attention_norm.data_ptr<float>(), c.rms_norm_eps,
+                          normed + begin * size);
+            project(normed, size, l.gate_proj, p ? &p->gate_proj : nullptr, {}, gate);
+            project(normed, size, l.up_proj, p ? &p->up_proj : nullptr, {}, up);
+            swiglu(&gate[begin * inter], &up[begin * inter], rows * inter, &activated[begin * inter]);
+            project(activated, inter, l.down_proj, p ? &p->down_proj : nullptr, {}, projected);
+            add_rows(x, projected);
         }
-        project(attended.data(), qw, l.o_proj, p ? &p->o_proj : nullptr, {}, projected.data());
-        for (size_t i = 0; i < x.size(); ++i) x[i] += projected[i];
-        rms_norm_rows(x.data(), n, size, l.post_attention_norm.data_ptr<float>(), c.rms_norm_eps, normed);
-        project(normed, size, l.gate_proj, p ? &p->gate_proj : nullptr, {}, gate.data());
-        project(normed, size, l.up_proj, p ? &p->up_proj : nullptr, {}, up.data());
-        swiglu(gate.data(), up.data(), n * inter, activated.data());
-        project(activated.data(), inter, l.down_proj, p ? &p->down_proj : nullptr, {}, projected.data());
-        for (size_t i = 0; i < x.size(); ++i) x[i] += projected[i];
-    }
-    rms_norm_rows(x.data(), n, size, w.norm.data_ptr<float>(), c.rms_norm_eps, normed);
+        rms_norm_rows(&x[begin * size], rows, size, w.norm.data_ptr<float>(), c.rms_norm_eps, normed + begin * size);
+    });
     if (logits_from < n) {
         out.logits = at::empty({n - logits_from, c.vocab_size}, at::kFloat);
         if (panels)

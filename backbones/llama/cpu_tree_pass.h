@@ -17,6 +17,7 @@
 #include "llama_weights.h"
 #include "panel_weights.h"
 #include "rotary_embedding.h"
+#include "tree_pass_scratch.h"
 
 namespace cadenza::llama {
 
@@ -32,9 +33,14 @@ bool cpu_tree_pass_applies(const LlamaWeights& weights);
 // the nodes' keys and values into the cache; logits for nodes
 // [logits_from, n) only. With `panels` (the same matrices as panels) the
 // projections and the logits are combinations of panels; without, the
-// small-m matmul kernel's dot products with the matrices' rows.
+// small-m matmul kernel's dot products with the matrices' rows. With the
+// panels and `threads` > 1, a pass of at least 64 nodes (a prompt's
+// prefill: compute, not the weights' bandwidth, bounds it) splits its nodes
+// between up to `threads` threads (parallel_parts.h); the result is the same
+// to the bit. The rows live in `scratch`.
 TreeOutput cpu_tree_pass(const LlamaWeights& weights, const PanelWeights* panels, const RotaryEmbedding& rotary,
                          KvCache& cache, const std::vector<int32_t>& tokens, const std::vector<int64_t>& positions,
-                         const std::vector<uint8_t>& visible, int64_t logits_from);
+                         const std::vector<uint8_t>& visible, int64_t logits_from, int threads,
+                         TreePassScratch& scratch);
 
 }  // namespace cadenza::llama

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <limits>
 #include <string>
+#include <thread>
 
 #include "cadenza/sdk/plugin_error.hpp"
 #include "cpu_tree_pass.h"
@@ -31,6 +32,10 @@ LlamaModel::LlamaModel(LlamaWeights weights, int64_t max_positions)
     request_huge_pages(weights_.parameters());
 }
 
+void LlamaModel::set_prefill_threads(int threads) {
+    prefill_threads_ = threads > 0 ? threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+}
+
 bool LlamaModel::uses_cpu_tree_pass() const { return cpu_tree_pass_ && cpu_tree_pass_applies(weights_); }
 
 void LlamaModel::pack_panels() {
@@ -44,16 +49,21 @@ at::Tensor LlamaModel::rms_norm(const at::Tensor& x, const at::Tensor& weight) c
 }
 
 TreeOutput LlamaModel::forward_tree(KvCache& cache, const std::vector<int32_t>& tokens,
-                                    const std::vector<int32_t>& parents, int64_t logits_from) const {
+                                    const std::vector<int32_t>& parents, int64_t logits_from,
+                                    TreePassScratch* scratch) const {
     const LlamaConfig& c = config();
     const auto n = static_cast<int64_t>(tokens.size());
     if (n == 0 || parents.size() != tokens.size())
         throw sdk::Error(CDZ_STATUS_INVALID_ARGUMENT, "a tree needs as many parents as tokens, and at least one node");
     const int64_t prefix = cache.length();
+    TreePassScratch own;
+    TreePassScratch& rows = scratch ? *scratch : own;
 
     // Positions from depth, and which pending nodes each node may see.
-    std::vector<int64_t> positions(static_cast<size_t>(n));
-    std::vector<uint8_t> visible(static_cast<size_t>(n * n), 0);
+    std::vector<int64_t>& positions = rows.positions;
+    std::vector<uint8_t>& visible = rows.visible;
+    positions.resize(static_cast<size_t>(n));
+    visible.assign(static_cast<size_t>(n * n), 0);
     for (int64_t i = 0; i < n; ++i) {
         const int32_t parent = parents[i];
         if (parent < -1 || parent >= i)
@@ -67,7 +77,8 @@ TreeOutput LlamaModel::forward_tree(KvCache& cache, const std::vector<int32_t>& 
     }
     cache.begin_pass(n);
     if (uses_cpu_tree_pass())
-        return cpu_tree_pass(weights_, panels_.get(), rotary_, cache, tokens, positions, visible, logits_from);
+        return cpu_tree_pass(weights_, panels_.get(), rotary_, cache, tokens, positions, visible, logits_from,
+                             prefill_threads_, rows);
     // Verification batches are not padded to a favourable size: with the
     // small-m kernel (projection.cpp) a pass costs more with every node, as
     // sgemm did not (150M model, ms for m = 3..8: 23.5 25.0 25.4 26.0 25.9 26.3;

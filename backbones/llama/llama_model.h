@@ -15,6 +15,7 @@
 #include "llama_weights.h"
 #include "panel_weights.h"
 #include "rotary_embedding.h"
+#include "tree_pass_scratch.h"
 
 namespace cadenza::llama {
 
@@ -50,9 +51,11 @@ public:
     // length + depth(i) and attends to the prefix and its own ancestors.
     // Its keys and values stay pending in the cache until commit. Logits
     // are computed for nodes [logits_from, n) only (none for no_logits).
+    // A caller that makes many passes keeps a `scratch` for them (without:
+    // each pass allocates its own).
     static constexpr int64_t no_logits = std::numeric_limits<int64_t>::max();
     TreeOutput forward_tree(KvCache& cache, const std::vector<int32_t>& tokens, const std::vector<int32_t>& parents,
-                            int64_t logits_from = 0) const;
+                            int64_t logits_from = 0, TreePassScratch* scratch = nullptr) const;
 
     // Hidden states after the final norm for token sequences [batch, time]
     // (positions 0..time-1, causal); differentiable.
@@ -73,6 +76,9 @@ public:
     // place through the tensors (an optimizer's step) would not be seen.
     void pack_panels();
     bool has_panels() const { return panels_ != nullptr; }
+    // Threads a long pass of the CPU pass (a prompt's prefill) may split its
+    // nodes between (cpu_tree_pass.h), 0: one per core; 1 until set.
+    void set_prefill_threads(int threads);
 
     // The transformer layers on their own, for models built from a subset
     // of another's layers: input and output [batch, time, hidden].
@@ -84,6 +90,7 @@ private:
     LlamaWeights weights_;
     RotaryEmbedding rotary_;
     bool cpu_tree_pass_;
+    int prefill_threads_ = 1;
     std::unique_ptr<const PanelWeights> panels_;
 };
 

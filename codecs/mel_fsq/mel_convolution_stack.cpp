@@ -1,12 +1,9 @@
 #include "mel_convolution_stack.h"
 
 #include <algorithm>
-#include <atomic>
 #include <cmath>
-#include <exception>
-#include <system_error>
-#include <thread>
 
+#include "parallel_parts.h"
 #include "probability_row.h"
 #include "row_combinations.h"
 #include "small_matmul.h"
@@ -63,30 +60,6 @@ void MelConvolutionStack::apply(size_t index, const float* x, int64_t count, flo
 
 namespace {
 
-// The threads of one run meeting between convolutions. The waits are short
-// (each thread convolves an equal share of the rows), so a waiter spins
-// before it yields.
-class RunBarrier {
-public:
-    explicit RunBarrier(int parties) : parties_(parties) {}
-
-    void arrive_and_wait() {
-        const unsigned generation = generation_.load(std::memory_order_acquire);
-        if (waiting_.fetch_add(1, std::memory_order_acq_rel) == parties_ - 1) {
-            waiting_.store(0, std::memory_order_relaxed);
-            generation_.fetch_add(1, std::memory_order_release);
-            return;
-        }
-        for (int spins = 0; generation_.load(std::memory_order_acquire) == generation; ++spins)
-            if (spins >= 4096) std::this_thread::yield();
-    }
-
-private:
-    const int parties_;
-    std::atomic<int> waiting_{0};
-    std::atomic<unsigned> generation_{0};
-};
-
 // Below this many frames a second thread costs more than it saves.
 constexpr int64_t min_frames_per_thread = 16;
 
@@ -99,7 +72,7 @@ at::Tensor MelConvolutionStack::run(const at::Tensor& input, int threads) const 
     // Only the panel kernel computes each row alike whatever the rows around
     // it; the row kernels group rows by their count.
     const bool rows_independent = !panels_.matrices.empty();
-    int parts = rows_independent ? static_cast<int>(std::clamp<int64_t>(
+    const int parts = rows_independent ? static_cast<int>(std::clamp<int64_t>(
                                        std::min<int64_t>(threads, frames / min_frames_per_thread), 1, 64))
                                  : 1;
     int64_t widest = 0, largest_pad = 0;
@@ -112,39 +85,29 @@ at::Tensor MelConvolutionStack::run(const at::Tensor& input, int threads) const 
     std::vector<float> padded[2], scratch(static_cast<size_t>(frames * widest));
     for (std::vector<float>& p : padded) p.resize(static_cast<size_t>((frames + 2 * largest_pad) * widest));
     std::vector<float> x(static_cast<size_t>(frames * widest)), h(x.size()), change(x.size());
-    RunBarrier barrier(parts);
-    std::vector<std::exception_ptr> failure(static_cast<size_t>(parts));
-
     // Part `part`'s rows of every convolution: its input rows (gelu first
     // when asked) into the padded buffer, then, once every part has done
     // so, its output rows. Every row is computed as on one thread.
-    auto convolve_part = [&](int part) {
-        const int64_t begin = frames * part / parts, end = frames * (part + 1) / parts;
+    llama::run_parts(parts, [&](int part, int parts_running, llama::PartBarrier& barrier) {
+        const int64_t begin = llama::part_begin(frames, part, parts_running);
+        const int64_t end = llama::part_begin(frames, part + 1, parts_running);
         auto convolve = [&](size_t index, const float* in, bool with_gelu, float* out) {
             const Convolution& conv = convolutions_[index];
             const int64_t pad = conv.kernel / 2;
             float* buffer = padded[index % 2].data();
-            try {
-                if (part == 0) {  // the zero rows before and after
-                    std::fill_n(buffer, pad * conv.in, 0.0f);
-                    std::fill_n(buffer + (pad + frames) * conv.in, pad * conv.in, 0.0f);
-                }
-                float* inside = buffer + (pad + begin) * conv.in;
-                const float* from = in + begin * conv.in;
-                const int64_t count = (end - begin) * conv.in;
-                if (with_gelu)
-                    gelu_rows(from, count, inside, scratch.data() + begin * conv.in);
-                else
-                    std::copy_n(from, count, inside);
-            } catch (...) {
-                failure[static_cast<size_t>(part)] = std::current_exception();
+            if (part == 0) {  // the zero rows before and after
+                std::fill_n(buffer, pad * conv.in, 0.0f);
+                std::fill_n(buffer + (pad + frames) * conv.in, pad * conv.in, 0.0f);
             }
-            if (parts > 1) barrier.arrive_and_wait();
-            try {
-                apply(index, buffer + begin * conv.in, end - begin, out + begin * conv.out);
-            } catch (...) {
-                failure[static_cast<size_t>(part)] = std::current_exception();
-            }
+            float* inside = buffer + (pad + begin) * conv.in;
+            const float* from = in + begin * conv.in;
+            const int64_t count = (end - begin) * conv.in;
+            if (with_gelu)
+                gelu_rows(from, count, inside, scratch.data() + begin * conv.in);
+            else
+                std::copy_n(from, count, inside);
+            if (parts_running > 1) barrier.arrive_and_wait();
+            apply(index, buffer + begin * conv.in, end - begin, out + begin * conv.out);
         };
         convolve(0, rows.data_ptr<float>(), false, x.data());
         const int64_t channels = convolutions_[0].out;
@@ -154,28 +117,7 @@ at::Tensor MelConvolutionStack::run(const at::Tensor& input, int threads) const 
             for (int64_t i = begin * channels; i < end * channels; ++i) x[i] += change[i];
         }
         convolve(convolutions_.size() - 1, x.data(), true, h.data());
-    };
-    // The other parts start together once all their threads exist; if one
-    // cannot be created, none starts and the caller convolves every row.
-    std::atomic<int> start{0};  // 0: wait, 1: go, -1: cancelled
-    auto run_part = [&](int part) {
-        while (start.load(std::memory_order_acquire) == 0) std::this_thread::yield();
-        if (start.load(std::memory_order_acquire) > 0) convolve_part(part);
-    };
-    std::vector<std::thread> others;
-    try {
-        for (int part = 1; part < parts; ++part) others.emplace_back(run_part, part);
-    } catch (const std::system_error&) {
-        start.store(-1, std::memory_order_release);
-        for (std::thread& thread : others) thread.join();
-        others.clear();
-        parts = 1;
-    }
-    if (parts > 1) start.store(1, std::memory_order_release);
-    convolve_part(0);
-    for (std::thread& thread : others) thread.join();
-    for (const std::exception_ptr& error : failure)
-        if (error) std::rethrow_exception(error);
+    });
     const int64_t channels = convolutions_.back().out;
     // A copy: contiguous() of a one-frame view would keep pointing into `h`.
     return at::from_blob(h.data(), {frames, channels}, at::kFloat).t().clone(at::MemoryFormat::Contiguous);

@@ -87,6 +87,8 @@ const cdz_param_spec params[] = {
      "children per node, drawn i.i.d. from the node's distribution; 1 proposes a chain"},
     {"threads", CDZ_PARAM_INT, "0", 1, 0, 1024, nullptr,
      "LibTorch intra-op threads (process-wide); 0: keep the process's setting (the backbone's)"},
+    {"prefill_threads", CDZ_PARAM_INT, "0", 1, 0, 1024, nullptr,
+     "threads that split the prompt's pass (64 tokens or more, the same result to the bit); 0: one per core"},
     {"stop_probability", CDZ_PARAM_FLOAT, "0", 1, 0, 1, nullptr,
      "a chain stops growing after a token the draft gave less than this probability (dynamic length); 0: always "
      "`length` tokens"},
@@ -125,6 +127,7 @@ struct Session {
     std::vector<int32_t> pass_tokens, pass_parents;
     std::vector<int64_t> path;
     std::vector<int32_t> tokens, parents;  // the proposal, valid until the next call
+    TreePassScratch pass_scratch;
     at::Tensor logits;                     // [rows, V]
     at::Tensor digit_logits;               // [rows, R]: a code-digit head's outputs
     std::vector<float> digit_scratch;      // [R]
@@ -173,6 +176,7 @@ cdz_status* create(const cdz_instance_args* args, void** out_ctx) {
         drafter->model = std::make_unique<LlamaModel>(LlamaWeights::load(model, config, device),
                                                       config.max_position_embeddings);
         drafter->model->pack_panels();
+        drafter->model->set_prefill_threads(static_cast<int>(values.integer("prefill_threads")));
         drafter->max_positions = config.max_position_embeddings;
         load_code_digit_head(*drafter, model);
         if (drafter->digits)
@@ -274,7 +278,8 @@ void extend(Session& s, const int32_t* tokens, int64_t count, const drafts::Toke
     s.pass_tokens.assign(tokens, tokens + count);
     s.pass_parents.resize(static_cast<size_t>(count));
     std::iota(s.pass_parents.begin(), s.pass_parents.end(), -1);
-    const TreeOutput out = s.drafter->model->forward_tree(s.cache, s.pass_tokens, s.pass_parents, LlamaModel::no_logits);
+    const TreeOutput out = s.drafter->model->forward_tree(s.cache, s.pass_tokens, s.pass_parents, LlamaModel::no_logits,
+                                                          &s.pass_scratch);
     s.path.resize(static_cast<size_t>(count));
     std::iota(s.path.begin(), s.path.end(), 0);
     s.cache.commit(s.path);
@@ -348,7 +353,8 @@ cdz_status* propose(void* raw, const cdz_draft_input* in, cdz_draft_output* out)
             size_t level_begin = 0;
             for (int64_t k = 1; k < depth; ++k) {
                 const size_t level_end = s.tokens.size();
-                const TreeOutput pass = d.model->forward_tree(s.cache, s.tokens, s.parents, LlamaModel::no_logits);
+                const TreeOutput pass =
+                    d.model->forward_tree(s.cache, s.tokens, s.parents, LlamaModel::no_logits, &s.pass_scratch);
                 const auto frontier = static_cast<int64_t>(level_end - level_begin);
                 reserve_logits(s, frontier);
                 for (int64_t f = 0; f < frontier; ++f)

@@ -140,6 +140,44 @@ TEST(CpuTreePass, ReadsTheKeyColumnsTheAtenPassWroteAndCommitted) {
     }
 }
 
+// A prompt long enough to be split between threads (at least 32 nodes a
+// part): the outputs and what the cache then holds equal one thread's to the
+// bit, with a part boundary inside the query groups and the chain.
+TEST(CpuTreePass, APrefillSplitBetweenThreadsEqualsOneThreadToTheBit) {
+    c10::InferenceMode inference;
+    const llama::LlamaConfig config = test::tiny_llasa_config();
+    LlamaModel one(llama::LlamaWeights::random(config, 13, at::kCPU), 256);
+    LlamaModel split(llama::LlamaWeights::random(config, 13, at::kCPU), 256);
+    one.pack_panels();
+    split.pack_panels();
+    if (!split.has_panels()) GTEST_SKIP() << "no AVX-512 panels on this CPU: passes stay on one thread";
+    one.set_prefill_threads(1);
+    split.set_prefill_threads(3);
+    KvCache one_cache(config, 200, at::kCPU), split_cache(config, 200, at::kCPU);
+    std::mt19937 random(17);
+    Tree prompt;
+    for (int i = 0; i < 101; ++i) {
+        prompt.tokens.push_back(static_cast<int32_t>(random() % config.vocab_size));
+        prompt.parents.push_back(i - 1);
+    }
+    const TreeOutput a = one.forward_tree(one_cache, prompt.tokens, prompt.parents, 99);
+    const TreeOutput b = split.forward_tree(split_cache, prompt.tokens, prompt.parents, 99);
+    EXPECT_TRUE(at::equal(a.hidden, b.hidden));
+    EXPECT_TRUE(at::equal(a.logits, b.logits));
+    std::vector<int64_t> all(prompt.tokens.size());
+    for (size_t i = 0; i < all.size(); ++i) all[i] = static_cast<int64_t>(i);
+    one_cache.commit(all);
+    split_cache.commit(all);
+    for (int64_t layer = 0; layer < config.num_hidden_layers; ++layer) {
+        EXPECT_TRUE(at::equal(one_cache.keys(layer), split_cache.keys(layer))) << "layer " << layer;
+        EXPECT_TRUE(at::equal(one_cache.values(layer), split_cache.values(layer))) << "layer " << layer;
+    }
+    // A step after it reads the cache both wrote.
+    const Tree step = random_tree(random, 5, static_cast<int>(config.vocab_size));
+    EXPECT_TRUE(at::equal(one.forward_tree(one_cache, step.tokens, step.parents, 0).logits,
+                          split.forward_tree(split_cache, step.tokens, step.parents, 0).logits));
+}
+
 TEST(CpuTreePass, PositionsBeyondTheRotaryTableAreRefused) {
     c10::InferenceMode inference;
     const llama::LlamaConfig config = test::tiny_llasa_config();
