@@ -110,9 +110,8 @@ TreeOutput cpu_tree_pass(const LlamaWeights& w, const PanelWeights* panels, cons
     auto data = [](const at::Tensor& t) { return t.defined() ? t.data_ptr<float>() : nullptr; };
     // Only the panels and the vectorized combinations compute a row alike
     // whatever rows are around it; the small-m kernel groups rows by count.
-    const int parts = panels && scores_by_combination
-                          ? static_cast<int>(std::clamp<int64_t>(std::min<int64_t>(threads, n / min_rows_per_part), 1, 64))
-                          : 1;
+    const int64_t most_parts = std::min<int64_t>(threads, n / min_rows_per_part);
+    const int parts = panels && scores_by_combination ? static_cast<int>(std::clamp<int64_t>(most_parts, 1, 64)) : 1;
     // Part `part` computes the rows [begin, end) of every stage; the parts
     // meet once a layer, when every node's keys and values are in the cache.
     run_parts(parts, [&](int part, int parts_running, PartBarrier& barrier) {
