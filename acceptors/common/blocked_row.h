@@ -41,6 +41,7 @@ public:
     }
 
     double total() const { return ends_.empty() ? 0.0 : ends_.back(); }
+    const float* row() const { return row_; }
 
     // The first entry at which the running total exceeds `target` (in [0,
     // total)); the last positive entry when rounding leaves none.

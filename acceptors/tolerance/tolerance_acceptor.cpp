@@ -59,6 +59,8 @@ struct ToleranceAcceptor {
     int32_t tau = 3;
     // Scratch kept between calls.
     BlockedRow blocks;                 // the row being drawn from
+    int32_t prepared_row = -1;         // the target row in blocks this call; -1: none
+    double prepared_total = 0.0;       // its mass
     std::vector<int32_t> samples;      // [tau]
     std::vector<int32_t> first_child;  // [n + 1], index parent + 1; -1: none
     std::vector<int32_t> next_sibling; // [n]
@@ -69,12 +71,16 @@ struct ToleranceAcceptor {
     std::vector<int32_t> path;         // [n]
 };
 
-// Checks `row` (target row `index`), readies self.blocks to draw from it and
-// returns its total.
-double prepare_draws(ToleranceAcceptor& self, const float* row, int64_t vocab, int64_t index) {
-    const double total = row_mass(row, vocab, "target", index);
+// Fetches target row `index`, checks it, readies self.blocks to draw from it
+// and returns its total. The row of the emitted token is most often the one
+// the last rejection was drawn from (a chain): it is then reused as it is.
+double prepare_draws(ToleranceAcceptor& self, const TargetRows& target, int64_t vocab, int32_t index) {
+    if (self.prepared_row == index) return self.prepared_total;
+    const float* row = target.row(index);
+    self.prepared_total = row_mass(row, vocab, "target", index);
     self.blocks.assign(row, vocab);
-    return total;
+    self.prepared_row = index;
+    return self.prepared_total;
 }
 
 // One draw from the row in self.blocks: the first index whose running mass
@@ -97,6 +103,7 @@ void run_accept(ToleranceAcceptor& self, const cdz_accept_input& in, cdz_accept_
     self.extended.assign(nodes, 0);
     self.log_probability.assign(nodes, 0.0);
     self.depth.assign(nodes, 0);
+    self.prepared_row = -1;
 
     // Children lists in node-index order.
     for (int32_t i = n - 1; i >= 0; --i) {
@@ -111,8 +118,8 @@ void run_accept(ToleranceAcceptor& self, const cdz_accept_input& in, cdz_accept_
         if (open >= 0 && !self.accepted[static_cast<size_t>(open)]) continue;
         const int32_t first = self.first_child[static_cast<size_t>(open + 1)];
         if (first < 0) continue;
-        const float* row = target.row(open + 1);
-        const double total = prepare_draws(self, row, vocab, open + 1);
+        const double total = prepare_draws(self, target, vocab, open + 1);
+        const float* row = self.blocks.row();
         for (int32_t k = 0; k < self.tau; ++k) self.samples[static_cast<size_t>(k)] = draw(self);
         for (int32_t child = first; child >= 0; child = self.next_sibling[static_cast<size_t>(child)]) {
             const int32_t token = tree.tokens[child];
@@ -155,8 +162,7 @@ void run_accept(ToleranceAcceptor& self, const cdz_accept_input& in, cdz_accept_
         out.accepted_nodes[out.accepted_count++] = node;
         out.emitted_tokens[out.emitted_count++] = tree.tokens[node];
     }
-    const float* row = target.row(leaf + 1);
-    prepare_draws(self, row, vocab, leaf + 1);
+    prepare_draws(self, target, vocab, leaf + 1);
     out.emitted_tokens[out.emitted_count++] = draw(self);
 }
 
