@@ -22,11 +22,11 @@ std::string quoted(const std::string& text) {
     return out + "'";
 }
 
-// A double-quoted string in a data block, where a quote cannot be escaped.
-std::string data_label(std::string text) {
+// A pipeline's name on one line.
+std::string one_line(std::string text) {
     for (char& c : text)
-        if (c == '"' || c == '\n' || c == '\r') c = '\'';
-    return "\"" + text + "\"";
+        if (c == '\n' || c == '\r') c = ' ';
+    return text;
 }
 
 // A file in the temporary directory, removed when this goes out of scope.
@@ -53,11 +53,13 @@ private:
 
 std::string gnuplot_script(const std::string& png_file, const std::vector<SpeedupWerPoint>& points,
                            double original_wer_percent, const std::string& title, const std::string& baseline) {
+    // Pipelines near each other in speed and WER overlap, and so would their
+    // names: each point carries its number, and a key on the right names it.
     std::ostringstream script;
     script << "if (strstrt(GPVAL_TERMINALS, 'pngcairo') > 0) {\n"
-              "    set terminal pngcairo size 960,640\n"
+              "    set terminal pngcairo size 1200,640\n"
               "} else {\n"
-              "    set terminal png size 960,640\n"
+              "    set terminal png size 1200,640\n"
               "}\n"
               "set termoption noenhanced\n"
            << "set output " << quoted(png_file) << '\n'
@@ -66,7 +68,8 @@ std::string gnuplot_script(const std::string& png_file, const std::vector<Speedu
            << "set ylabel 'WER (%), pocketsphinx'\n"
               "set grid\n"
               "unset key\n"
-              "set offsets graph 0.12, graph 0.25, 0, 0\n";
+              "set rmargin at screen 0.66\n"
+              "set offsets graph 0.08, graph 0.12, 0, 0\n";
     // Fixed, so that the reference line is inside whatever the points are.
     double top = original_wer_percent;
     for (const auto& point : points) top = std::max(top, point.wer_percent);
@@ -80,14 +83,21 @@ std::string gnuplot_script(const std::string& png_file, const std::vector<Speedu
     std::snprintf(number, sizeof(number), "%.1f", original_wer_percent);
     script << "set label " << quoted("original audio: " + std::string(number) + " %") << " at graph 0.01, first "
            << original_wer_percent << " offset 0,0.7 textcolor rgb 'gray40'\n";
+    const double key_step = std::min(0.06, 0.8 / static_cast<double>(std::max<size_t>(points.size(), 1)));
+    for (size_t i = 0; i < points.size(); ++i) {
+        std::snprintf(number, sizeof(number), "%2zu  %.2fx  %.1f %%  ", i + 1, points[i].speedup,
+                      points[i].wer_percent);
+        script << "set label " << quoted(std::string(number) + one_line(points[i].label)) << " at screen 0.68, screen "
+               << 0.88 - key_step * static_cast<double>(i) << " font ',10'\n";
+    }
     script << "$points << EOD\n";
-    for (const auto& point : points) {
-        std::snprintf(number, sizeof(number), "%.6g %.6g ", point.speedup, point.wer_percent);
-        script << number << data_label(point.label) << '\n';
+    for (size_t i = 0; i < points.size(); ++i) {
+        std::snprintf(number, sizeof(number), "%.6g %.6g %zu", points[i].speedup, points[i].wer_percent, i + 1);
+        script << number << '\n';
     }
     script << "EOD\n"
               "plot $points using 1:2 with points pointtype 7 pointsize 1.5, \\\n"
-              "     $points using 1:2:3 with labels offset character 1,0.8 left\n";
+              "     $points using 1:2:(sprintf('%d', $3)) with labels offset character 0.8,0.6 left\n";
     return script.str();
 }
 

@@ -1,6 +1,6 @@
 // Speedup against word error rate, drawn as a PNG by gnuplot (the Debian
-// package gnuplot-nox), one labelled point per pipeline and a dashed line at
-// the WER of the original audio.
+// package gnuplot-nox), one numbered point per pipeline, a key naming them,
+// and a dashed line at the WER of the original audio.
 #pragma once
 
 #include <string>
