@@ -269,8 +269,8 @@ void CodeDigitDistribution::fill_log_probabilities(const float* head_logits, flo
     write_row(scratch, out, [](float prefix, float digit) { return prefix + digit; });
 }
 
-bool CodeDigitDistribution::fill_probabilities(const float* head_logits, const cdz_sampling& sampling, float* out,
-                                               float* scratch) const {
+bool CodeDigitDistribution::prepare_factors(const float* head_logits, const cdz_sampling& sampling,
+                                            float* scratch) const {
     const int64_t classes = grid_.class_count(), offset = grid_.code_offset, count = grid_.code_count();
     const int64_t vocab = grid_.vocab_size;
     if (!std::isfinite(sampling.temperature) || sampling.temperature < 0 || !(sampling.top_p > 0 && sampling.top_p <= 1) ||
@@ -331,9 +331,64 @@ bool CodeDigitDistribution::fill_probabilities(const float* head_logits, const c
         std::fill(digit_allowed, digit_allowed + level, true);
         factor_probabilities(scratch + classes + digit_begin_[d], level, digit_allowed, factor_sampling);
     }
+    return true;
+}
+
+bool CodeDigitDistribution::fill_probabilities(const float* head_logits, const cdz_sampling& sampling, float* out,
+                                               float* scratch) const {
+    if (!prepare_factors(head_logits, sampling, scratch)) return false;
     write_row(scratch, out, [](float prefix, float digit) { return prefix * digit; });
     if (sampling_ == DigitSampling::nucleus && (sampling.top_p < 1.0 || sampling.top_k > 0))
-        sampling_nucleus(&sampling, out, vocab);
+        sampling_nucleus(&sampling, out, grid_.vocab_size);
+    return true;
+}
+
+bool CodeDigitDistribution::most_likely(const float* head_logits, const cdz_sampling& sampling, float* scratch,
+                                        int64_t* token, float* probability) const {
+    // `nucleus` rescales the written row, which can make two entries equal.
+    constexpr size_t max_digits = 64;
+    if (sampling_ == DigitSampling::nucleus || grid_.levels.size() > max_digits) return false;
+    if (!prepare_factors(head_logits, sampling, scratch)) return false;
+    const int64_t classes = grid_.class_count(), offset = grid_.code_offset, count = grid_.code_count();
+    // The code of every digit's most likely value (the lowest on a tie, so
+    // the lowest such code), its product formed as write_row forms it: the
+    // class "a code", then the digits from the most significant.
+    float code_value = scratch[classes - 1];
+    int64_t code = 0;
+    int64_t best[max_digits];
+    for (size_t d = 0; d < grid_.levels.size(); ++d) {
+        const float* digit = scratch + classes + digit_begin_[d];
+        const int64_t level = grid_.levels[d];
+        int64_t top = 0;
+        for (int64_t k = 1; k < level; ++k)
+            if (digit[k] > digit[top]) top = k;
+        // A second value within rounding of the first could make another
+        // code's product round to the same float, and an earlier code win.
+        for (int64_t k = 0; k < level; ++k)
+            if (k != top && digit[k] > 0.0f && digit[k] >= digit[top] * (1.0f - 1e-5f)) return false;
+        best[d] = top;
+    }
+    int64_t stride = 1;
+    for (size_t d = 0; d < grid_.levels.size(); ++d) {
+        code += best[d] * stride;
+        stride *= grid_.levels[d];
+    }
+    for (size_t d = grid_.levels.size(); d-- > 0;) code_value = code_value * scratch[classes + digit_begin_[d] + best[d]];
+    // The row's first largest entry, in vocabulary order: the non-code
+    // tokens before the codes, the code, the non-code tokens after them.
+    int64_t winner = -1;
+    float value = 0.0f;
+    auto consider = [&](int64_t candidate, float candidate_value) {
+        if (winner < 0 || candidate_value > value) {
+            winner = candidate;
+            value = candidate_value;
+        }
+    };
+    for (int64_t c = 0; c < offset && c + 1 < classes; ++c) consider(c, scratch[c]);
+    consider(offset + code, code_value);
+    for (int64_t c = offset; c + 1 < classes; ++c) consider(c + count, scratch[c]);
+    *token = winner;
+    *probability = value;
     return true;
 }
 

@@ -132,7 +132,19 @@ public:
     // `scratch` holds head_rows() floats.
     bool fill_probabilities(const float* head_logits, const cdz_sampling& sampling, float* out, float* scratch) const;
 
+    // The token fill_probabilities' row is largest at (the first such index)
+    // and its probability, without writing the row: the best non-code token
+    // against the code of every digit's most likely value. Returns false when
+    // fill_probabilities would, or when two values of a digit are within
+    // rounding of each other (the row's products could then tie across
+    // codes); the caller then takes the row's argmax itself.
+    bool most_likely(const float* head_logits, const cdz_sampling& sampling, float* scratch, int64_t* token,
+                     float* probability) const;
+
 private:
+    // fill_probabilities' factors in `scratch` (the class distribution, then
+    // each digit's); false when it would return false.
+    bool prepare_factors(const float* head_logits, const cdz_sampling& sampling, float* scratch) const;
     // A vocabulary row from per-factor values [R] (class then digits): the
     // non-code tokens their class's value, code c the combination of its
     // class's value and its digits' values.

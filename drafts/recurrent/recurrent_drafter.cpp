@@ -16,7 +16,9 @@
 // than that probability. With draw = "argmax" node i is instead its row's
 // most likely token and its row is sent one-hot (the distribution it was
 // drawn from: acceptor.exact stays exact; acceptor.tolerance judges the
-// token by the target alone, as VADUSA's top candidates). An acceptor that
+// token by the target alone, as VADUSA's top candidates); the token comes
+// from the head's factors without the row being written whenever they tell
+// it exactly (CodeDigitDistribution::most_likely). An acceptor that
 // does not verify (Viterbi) has no
 // pending token to read: refused. With no hidden state yet (a one-token
 // prompt) the proposal is empty.
@@ -145,6 +147,21 @@ void fill_row(Session& s, const float* head_logits, const cdz_sampling* sampling
     drafts::sampling_probabilities(sampling, s.log_row.data(), out, static_cast<int64_t>(s.log_row.size()));
 }
 
+// The most likely token of fill_row's row (the first on a tie) and its
+// probability; from the factors alone when the head can tell it exactly,
+// else from the row, written into `row` [V] as scratch.
+int32_t most_likely(Session& s, const float* head_logits, const cdz_sampling* sampling, float* row,
+                    float* probability) {
+    int64_t token = 0;
+    if (sampling && s.drafter->digits->most_likely(head_logits, *sampling, s.scratch.data(), &token, probability))
+        return static_cast<int32_t>(token);
+    const int64_t vocab = static_cast<int64_t>(s.log_row.size());
+    fill_row(s, head_logits, sampling, row);
+    const auto best = static_cast<int32_t>(std::max_element(row, row + vocab) - row);
+    *probability = row[best];
+    return best;
+}
+
 cdz_status* propose(void* raw, const cdz_draft_input* in, cdz_draft_output* out) {
     return sdk::guarded([&] {
         auto& s = *static_cast<Session*>(raw);
@@ -177,15 +194,18 @@ cdz_status* propose(void* raw, const cdz_draft_input* in, cdz_draft_output* out)
                                 s.cell_scratch.data());
             d.draft.digit_logits_row(s.state.data(), s.head_logits.data());
             float* row = rows + i * vocab;
-            fill_row(s, s.head_logits.data(), in->sampling, row);
-            token = d.argmax ? static_cast<int32_t>(std::max_element(row, row + vocab) - row)
-                             : drafts::sample_index(d.rng, row, vocab);
-            s.tokens[static_cast<size_t>(i)] = token;
-            const bool stop = row[token] < d.stop_probability;
+            float probability = 0.0f;
             if (d.argmax) {
+                token = most_likely(s, s.head_logits.data(), in->sampling, row, &probability);
                 std::fill(row, row + vocab, 0.0f);
                 row[token] = 1.0f;
+            } else {
+                fill_row(s, s.head_logits.data(), in->sampling, row);
+                token = drafts::sample_index(d.rng, row, vocab);
+                probability = row[token];
             }
+            s.tokens[static_cast<size_t>(i)] = token;
+            const bool stop = probability < d.stop_probability;
             if (stop) {
                 kept = i + 1;
                 break;

@@ -182,6 +182,57 @@ TEST(CodeDigitHead, DraftProbabilitiesApplyTheSamplingSettingsFactorByFactor) {
     EXPECT_FALSE(distribution.fill_probabilities(logits.data_ptr<float>(), partial, out.data(), scratch.data()));
 }
 
+TEST(CodeDigitHead, MostLikelyIsTheRowsFirstArgmaxWithoutWritingTheRow) {
+    // The small grid and en-small's (8,8,8,4,4 after 58 text slots, 8,252 tokens).
+    const CodeDigitDistribution small(small_grid());
+    const CodeDigitDistribution large(CodeGrid::parse("8,8,8,4,4", 58, 8252, "test"));
+    at::manual_seed(11);
+    int fast = 0, trials = 0;
+    for (const CodeDigitDistribution* distribution : {&small, &large}) {
+        const CodeGrid& grid = distribution->grid();
+        std::vector<float> scratch(static_cast<size_t>(grid.head_rows())), row(static_cast<size_t>(grid.vocab_size));
+        for (int trial = 0; trial < 200; ++trial, ++trials) {
+            at::Tensor logits = (at::randn({grid.head_rows()}) * (trial % 3 == 0 ? 6.0 : 1.5)).contiguous();
+            if (trial % 10 == 9) {  // a tie within a digit, and between a non-code class and the rest
+                float* values = logits.data_ptr<float>();
+                values[grid.class_count() + 1] = values[grid.class_count()];
+            }
+            cdz_sampling s{};
+            s.struct_size = sizeof(s);
+            s.temperature = trial % 5 == 4 ? 0.0 : (trial % 2 ? 0.7 : 1.3);
+            s.top_k = trial % 3 == 1 ? 2 : 0;
+            s.top_p = trial % 4 == 0 ? 1.0 : 0.6;
+            if (trial % 2) {  // the codes and the token after them, as a synthesis allows
+                s.allowed_begin = grid.code_offset;
+                s.allowed_end = grid.code_offset + grid.code_count();
+                s.allowed_extra = grid.code_offset + grid.code_count() + 1;
+            }
+            ASSERT_TRUE(distribution->fill_probabilities(logits.data_ptr<float>(), s, row.data(), scratch.data()));
+            const int64_t expected = std::max_element(row.begin(), row.end()) - row.begin();
+            int64_t token = -1;
+            float probability = 0.0f;
+            if (!distribution->most_likely(logits.data_ptr<float>(), s, scratch.data(), &token, &probability)) continue;
+            ++fast;
+            EXPECT_EQ(token, expected) << "grid " << grid.levels_text() << ", trial " << trial;
+            EXPECT_EQ(probability, row[static_cast<size_t>(expected)]) << "grid " << grid.levels_text() << ", trial " << trial;
+        }
+    }
+    // The ties and near-ties fall back to the row; the rest do not.
+    EXPECT_GT(fast, trials * 3 / 4);
+    // The rule whose row is rescaled afterwards always falls back.
+    CodeDigitDistribution nucleus(small_grid());
+    nucleus.set_sampling(drafts::DigitSampling::nucleus);
+    std::vector<float> scratch(static_cast<size_t>(nucleus.grid().head_rows()));
+    const at::Tensor logits = at::randn({nucleus.grid().head_rows()}).contiguous();
+    cdz_sampling s{};
+    s.struct_size = sizeof(s);
+    s.temperature = 0.7;
+    s.top_p = 0.9;
+    int64_t token = -1;
+    float probability = 0.0f;
+    EXPECT_FALSE(nucleus.most_likely(logits.data_ptr<float>(), s, scratch.data(), &token, &probability));
+}
+
 TEST(CodeDigitHead, GridErrorsNameWhereAndWhy) {
     auto expect_error = [](const std::string& levels, int64_t offset, const std::string& fragment) {
         try {
