@@ -135,9 +135,10 @@ public:
     // The token fill_probabilities' row is largest at (the first such index)
     // and its probability, without writing the row: the best non-code token
     // against the code of every digit's most likely value. Returns false when
-    // fill_probabilities would, or when two values of a digit are within
-    // rounding of each other (the row's products could then tie across
-    // codes); the caller then takes the row's argmax itself.
+    // fill_probabilities would, for `nucleus` (which rescales the row), or
+    // when two values of a digit are within rounding of each other (the
+    // row's products could then tie across codes); the caller then takes the
+    // row's argmax itself.
     bool most_likely(const float* head_logits, const cdz_sampling& sampling, float* scratch, int64_t* token,
                      float* probability) const;
 
