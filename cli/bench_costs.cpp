@@ -59,13 +59,19 @@ Engine::CostProfile median_costs(const std::vector<Engine::CostProfile>& rounds)
             if (k < round.verify_seconds.size()) seconds.push_back(round.verify_seconds[k]);
         result.verify_seconds[k] = median(seconds);
     }
-    std::vector<double> draft;
+    std::vector<double> draft, draft_level, draft_levels, step_after_proposal;
     double context = 0.0;
     for (const auto& round : rounds) {
         draft.push_back(round.draft_seconds);
+        draft_level.push_back(round.draft_level_seconds);
+        draft_levels.push_back(round.draft_levels);
+        step_after_proposal.push_back(round.step_after_proposal_seconds);
         context += static_cast<double>(round.context_length);
     }
     result.draft_seconds = median(draft);
+    result.draft_level_seconds = median(draft_level);
+    result.draft_levels = median(draft_levels);
+    result.step_after_proposal_seconds = median(step_after_proposal);
     result.context_length = static_cast<int64_t>(context / static_cast<double>(rounds.size()) + 0.5);
     return result;
 }

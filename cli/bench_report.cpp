@@ -63,13 +63,28 @@ PipelineFigures compute_figures(const PipelineRun& run, const PipelineRun& basel
     const double one = cost_at(run.costs, 1);
     if (one <= 0) return f;
     f.one_pass_rate_share = f.tokens_per_second * one;
+    // What the loop drafted per step; a drafter with a dynamic length
+    // drafts less than its maximum. Without steps, the maximum.
+    const bool drafted = run.has_drafter && s.steps() > 0;
+    f.draft_depth_per_step = drafted ? s.mean_draft_depth() : run.costs.draft_depth;
+    f.draft_nodes_per_step = drafted ? s.mean_draft_nodes() : run.costs.draft_nodes;
     // A verifying step evaluates the pending token and every draft node; a
     // non-verifying one evaluates the tokens it emitted last time.
-    const double evaluated = run.verifies ? run.costs.draft_nodes + 1.0 : std::max(1.0, f.mean_accepted_length);
-    f.verify_relative_cost = cost_at(run.costs, evaluated) / one;
-    const double depth = run.costs.draft_depth;
-    f.draft_relative_cost = depth > 0 ? run.costs.draft_seconds / depth / one : 0.0;
-    f.ceiling = f.mean_accepted_length / (f.verify_relative_cost + depth * f.draft_relative_cost);
+    const double evaluated = run.verifies ? f.draft_nodes_per_step + 1.0 : std::max(1.0, f.mean_accepted_length);
+    const double step_alone = run.costs.step_size > 0 ? cost_at(run.costs, run.costs.step_size) : 0.0;
+    if (run.has_drafter && step_alone > 0 && run.costs.step_after_proposal_seconds > 0)
+        f.pass_after_proposal_ratio = run.costs.step_after_proposal_seconds / step_alone;
+    f.verify_relative_cost = cost_at(run.costs, evaluated) * f.pass_after_proposal_ratio / one;
+    const double level_seconds = run.costs.draft_level_seconds > 0 ? run.costs.draft_level_seconds
+                                 : run.costs.draft_depth > 0      ? run.costs.draft_seconds / run.costs.draft_depth
+                                                                  : 0.0;
+    f.draft_relative_cost = level_seconds / one;
+    const double step_cost = f.verify_relative_cost + f.draft_depth_per_step * f.draft_relative_cost;
+    f.decode_ceiling = f.mean_accepted_length / step_cost;
+    f.prefill_per_token = s.tokens_generated() > 0 ? s.prefill_seconds / s.tokens_generated() / one : 0.0;
+    f.ceiling = f.mean_accepted_length > 0
+                    ? (f.prefill_per_token + 1.0) / (f.prefill_per_token + step_cost / f.mean_accepted_length)
+                    : 0.0;
     f.realized = f.ceiling > 0 ? f.speedup / f.ceiling : 0.0;
     return f;
 }
@@ -127,19 +142,26 @@ void print_bench_details(std::ostream& out, const std::vector<PipelineRun>& runs
         if (weight_bandwidth(c) > 0)
             out << "  weights " << fixed(c.weight_bytes / 1e6, 1) << " MB at " << fixed(weight_bandwidth(c), 1)
                 << " GB/s (m=1)";
+        if (c.passes_without_logits) out << "  (passes of 2+ tokens without logits, as the loop asks none)";
+        if (runs[i].has_drafter && c.step_size > 0)
+            out << "  m=" << c.step_size << " after a proposal:" << fixed(c.step_after_proposal_seconds * 1e3, 2)
+                << "ms (x" << fixed(figures[i].pass_after_proposal_ratio, 2) << ")";
         if (runs[i].has_drafter)
-            out << "  draft " << fixed(c.draft_seconds * 1e3, 2) << " ms per proposal of " << c.draft_depth
-                << " level(s), " << c.draft_nodes << " node(s) = " << fixed(figures[i].draft_relative_cost, 3)
-                << " of a target token per level";
+            out << "  draft " << fixed(c.draft_seconds * 1e3, 2) << " ms per proposal of " << fixed(c.draft_levels, 0)
+                << " of " << c.draft_depth << " level(s), " << fixed(c.draft_level_seconds * 1e3, 3)
+                << " ms per level = " << fixed(figures[i].draft_relative_cost, 3)
+                << " of a target token; in the loop " << fixed(figures[i].draft_depth_per_step, 2) << " level(s), "
+                << fixed(figures[i].draft_nodes_per_step, 2) << " node(s) per step";
         out << '\n';
     }
     out << "\nthe target's passes per step in the loop, the prompts' prefill left out (against the first pipeline's "
-           "one-token pass in its loop; isolated: cost(nodes + 1) / cost(1) above)\n";
+           "one-token pass in its loop; modeled: what the ceiling reads, cost(nodes + 1) / cost(1) above times the step's "
+           "pass after a proposal / alone)\n";
     for (size_t i = 0; i < runs.size(); ++i) {
         out << "  " << std::left << std::setw(22) << runs[i].name.substr(0, 21) << std::right
             << fixed(figures[i].step_pass_ms, 2) << " ms";
         if (figures[i].step_pass_relative > 0) out << " (" << fixed(figures[i].step_pass_relative, 2) << ")";
-        out << "; isolated " << fixed(figures[i].verify_relative_cost, 2) << "\n";
+        out << "; modeled " << fixed(figures[i].verify_relative_cost, 2) << "\n";
     }
     bool plain_heading = false;
     for (size_t i = 0; i < runs.size(); ++i) {
@@ -165,8 +187,16 @@ void print_bench_details(std::ostream& out, const std::vector<PipelineRun>& runs
             << ", handing audio to the codec in the loop " << share(s.audio_wait_seconds)
             << ", the audio after the loop " << share(s.audio_finish_seconds) << ", the rest " << share(rest) << "\n";
     }
-    out << "\nceiling = mean accepted length / (cost(nodes + 1) / cost(1) + depth * draft / target); "
-           "realized = speedup / ceiling\n";
+    out << "\nceiling = (p + 1) / (p + D / E): E the mean accepted length, D = cost(nodes + 1) / cost(1) x (the "
+           "step's pass after a proposal / alone) + depth * draft / target with nodes and depth as the loop drafted "
+           "them per step, p the prompts' prefill per "
+           "generated token in one-token passes (the same work in every pipeline, which no draft removes); the "
+           "steps alone, E / D, are decode_ceiling in the JSON and CSV\n";
+    for (size_t i = 0; i < runs.size(); ++i)
+        out << "  " << std::left << std::setw(22) << runs[i].name.substr(0, 21) << std::right
+            << "p = " << fixed(figures[i].prefill_per_token, 3) << ", E / D = " << fixed(figures[i].decode_ceiling, 2)
+            << "x\n";
+    out << "realized = speedup / ceiling\n";
 }
 
 std::string csv_field(const std::string& text) {
@@ -186,7 +216,8 @@ std::string bench_csv(const std::vector<PipelineRun>& runs, const std::vector<Pi
     std::ostringstream csv;
     csv << "pipeline,file,tokens,steps,tokens_per_second,speedup,mean_accepted_length,target_passes_per_token,"
            "audio_seconds,wall_seconds,real_time_factor_audio_s_per_wall_s,ceiling,realized_fraction,"
-           "draft_share,verify_share,accept_share,loop_seconds,loop_overhead_share,codec_seconds";
+           "draft_share,verify_share,accept_share,loop_seconds,loop_overhead_share,codec_seconds,decode_ceiling,"
+           "prefill_passes_per_token,draft_levels_per_step,draft_relative_cost_per_level";
     for (const auto& column : extra) csv << ',' << csv_field(column.header);
     csv << '\n';
     for (size_t i = 0; i < runs.size(); ++i) {
@@ -199,7 +230,9 @@ std::string bench_csv(const std::vector<PipelineRun>& runs, const std::vector<Pi
             << number(s.audio_seconds) << ',' << number(s.wall_seconds) << ',' << number(f.real_time_factor) << ','
             << number(f.ceiling) << ',' << number(f.realized) << ',' << share(s.draft_seconds) << ','
             << share(s.verify_seconds) << ',' << share(s.accept_seconds) << ',' << number(s.loop_seconds) << ','
-            << share(s.loop_overhead_seconds()) << ',' << number(s.codec_seconds);
+            << share(s.loop_overhead_seconds()) << ',' << number(s.codec_seconds) << ',' << number(f.decode_ceiling)
+            << ',' << number(f.prefill_per_token) << ',' << number(f.draft_depth_per_step) << ','
+            << number(f.draft_relative_cost);
         for (const auto& column : extra) csv << ',' << csv_field(column.cells.at(i));
         csv << '\n';
     }
@@ -221,6 +254,12 @@ nlohmann::json bench_json(const std::vector<PipelineRun>& runs, const std::vecto
         for (double seconds : r.costs.verify_seconds) milliseconds.push_back(seconds * 1e3);
         costs["target_forward_ms"] = milliseconds;
         costs["draft_proposal_ms"] = r.costs.draft_seconds * 1e3;
+        costs["draft_level_ms"] = r.costs.draft_level_seconds * 1e3;
+        costs["draft_levels_per_proposal"] = r.costs.draft_levels;
+        costs["passes_without_logits"] = r.costs.passes_without_logits;
+        costs["step_size"] = r.costs.step_size;
+        costs["step_after_proposal_ms"] = r.costs.step_after_proposal_seconds * 1e3;
+        costs["pass_after_proposal_ratio"] = f.pass_after_proposal_ratio;
         costs["draft_depth"] = r.costs.draft_depth;
         costs["draft_nodes"] = r.costs.draft_nodes;
         costs["draft_relative_cost_per_level"] = f.draft_relative_cost;
@@ -246,6 +285,10 @@ nlohmann::json bench_json(const std::vector<PipelineRun>& runs, const std::vecto
                          {"prompt", s.prompt_seconds}, {"audio_wait", s.audio_wait_seconds},
                          {"audio_finish", s.audio_finish_seconds}}},
             {"ceiling", f.ceiling},
+            {"decode_ceiling", f.decode_ceiling},
+            {"prefill_passes_per_token", f.prefill_per_token},
+            {"draft_levels_per_step", f.draft_depth_per_step},
+            {"draft_nodes_per_step", f.draft_nodes_per_step},
             {"realized", f.realized},
             {"step_pass_ms", f.step_pass_ms},
             {"step_pass_relative", f.step_pass_relative},

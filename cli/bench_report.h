@@ -29,9 +29,22 @@ struct PipelineFigures {
     double target_passes_per_token = 0;
     double real_time_factor = 0;    // audio seconds per wall second
     std::vector<double> acceptance_by_position;
-    double verify_relative_cost = 1;  // cost(nodes + 1) / cost(1)
+    // The step's pass after a proposal against the same pass after passes
+    // of its own: what the draft's weights cost the target's in the caches.
+    double pass_after_proposal_ratio = 1;
+    // cost(nodes + 1) / cost(1), nodes per step as in the loop, times that ratio
+    double verify_relative_cost = 1;
     double draft_relative_cost = 0;   // one draft level / one target token
-    double ceiling = 1;               // E[tokens per step] / (verify + depth * draft)
+    double draft_depth_per_step = 0;  // levels the loop drafted per step
+    double draft_nodes_per_step = 0;  // nodes the loop drafted per step
+    // The steps' own ceiling, E[tokens per step] / (verify + depth * draft).
+    double decode_ceiling = 1;
+    // The prompt's prefill per generated token, in one-token passes: the
+    // same work in every pipeline, which no draft removes.
+    double prefill_per_token = 0;
+    // The speedup the measured costs allow, the prefill included:
+    // (prefill + 1) / (prefill + 1 / decode_ceiling).
+    double ceiling = 1;
     double realized = 0;              // speedup / ceiling
     // The target's passes per step in the loop itself, the prompt's prefill
     // left out (ms), and that against the first pipeline's when the first

@@ -12,19 +12,10 @@
 #include "error.h"
 #include "sampling.h"
 #include "status_object.h"
+#include "token_tree.h"
 
 namespace cadenza {
 namespace {
-
-int32_t tree_depth(const cdz_token_tree& tree) {
-    std::vector<int32_t> depth(static_cast<size_t>(tree.node_count), 1);
-    int32_t deepest = 0;
-    for (int32_t i = 0; i < tree.node_count; ++i) {
-        if (tree.parents[i] >= 0) depth[i] = depth[tree.parents[i]] + 1;
-        deepest = std::max(deepest, depth[i]);
-    }
-    return deepest;
-}
 
 void check_tree(const cdz_token_tree& tree, const std::string& drafter) {
     if (tree.node_count < 0 || (tree.node_count > 0 && (!tree.tokens || !tree.parents)))
@@ -347,7 +338,8 @@ StepResult DecodingLoop::step() {
     StepResult step;
     step.emitted.assign(emitted_.begin(), emitted_.begin() + result.emitted_count);
     step.accepted_drafts = result.accepted_count;
-    step.tree_depth = tree ? tree_depth(*tree) : 0;
+    step.tree_depth = tree ? token_tree_depth(*tree) : 0;
+    step.tree_nodes = nodes;
     sequence_.insert(sequence_.end(), step.emitted.begin(), step.emitted.end());
     if (accept_session_)
         throw_if_error(stages_.acceptor->vtable<cdz_acceptor_vtable>().session_commit(

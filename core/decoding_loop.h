@@ -25,6 +25,7 @@ struct StepResult {
     std::vector<int32_t> emitted;  // tokens to append, in order
     int32_t accepted_drafts = 0;   // accepted drafts among them (verifying acceptors)
     int32_t tree_depth = 0;        // depth of the drafted tree
+    int32_t tree_nodes = 0;        // its nodes
 };
 
 class DecodingLoop {
@@ -38,6 +39,9 @@ public:
 
     // One step. The emitted tokens are appended to the sequence.
     StepResult step();
+
+    // The prompt and every token emitted so far.
+    const std::vector<int32_t>& sequence() const { return sequence_; }
 
     // False when the acceptor emits drafts without a verification pass.
     bool verifies() const { return verifying_; }

@@ -5,10 +5,13 @@
 
 namespace cadenza {
 
-void DecodingStats::record_step(int32_t tree_depth, int32_t accepted_depth, int64_t tokens_emitted) {
+void DecodingStats::record_step(int32_t tree_depth, int32_t tree_nodes, int32_t accepted_depth,
+                                int64_t tokens_emitted) {
     ++steps_;
     tokens_ += tokens_emitted;
     accepted_drafts_ += accepted_depth;
+    drafted_levels_ += tree_depth;
+    drafted_nodes_ += tree_nodes;
     if (offered_at_depth_.size() < static_cast<size_t>(tree_depth)) {
         offered_at_depth_.resize(tree_depth, 0);
         accepted_at_depth_.resize(tree_depth, 0);
@@ -21,6 +24,14 @@ double DecodingStats::mean_accepted_length() const {
     // Tokens per step: accepted drafts + the target's token when verifying,
     // every emitted draft when not.
     return steps_ ? static_cast<double>(tokens_) / static_cast<double>(steps_) : 0.0;
+}
+
+double DecodingStats::mean_draft_depth() const {
+    return steps_ ? static_cast<double>(drafted_levels_) / static_cast<double>(steps_) : 0.0;
+}
+
+double DecodingStats::mean_draft_nodes() const {
+    return steps_ ? static_cast<double>(drafted_nodes_) / static_cast<double>(steps_) : 0.0;
 }
 
 std::vector<double> DecodingStats::acceptance_by_depth() const {
@@ -74,6 +85,8 @@ void DecodingStats::add(const DecodingStats& other) {
     tokens_ += other.tokens_;
     steps_ += other.steps_;
     accepted_drafts_ += other.accepted_drafts_;
+    drafted_levels_ += other.drafted_levels_;
+    drafted_nodes_ += other.drafted_nodes_;
     target_passes_ += other.target_passes_;
     draft_passes_ += other.draft_passes_;
     if (offered_at_depth_.size() < other.offered_at_depth_.size()) {

@@ -12,7 +12,7 @@ namespace cadenza {
 
 class DecodingStats {
 public:
-    void record_step(int32_t tree_depth, int32_t accepted_depth, int64_t tokens_emitted);
+    void record_step(int32_t tree_depth, int32_t tree_nodes, int32_t accepted_depth, int64_t tokens_emitted);
     void add_target_pass() { ++target_passes_; }
     void add_draft_pass() { ++draft_passes_; }
 
@@ -43,6 +43,10 @@ public:
     double loop_overhead_seconds() const;
     int64_t steps() const { return steps_; }
     double mean_accepted_length() const;  // tokens per step
+    // The drafted tree's levels and nodes per step (a drafter with a
+    // dynamic length drafts fewer than its maximum).
+    double mean_draft_depth() const;
+    double mean_draft_nodes() const;
     // Fraction of steps reaching depth d + 1 that accepted it.
     std::vector<double> acceptance_by_depth() const;
 
@@ -58,6 +62,8 @@ private:
     int64_t tokens_ = 0;
     int64_t steps_ = 0;
     int64_t accepted_drafts_ = 0;
+    int64_t drafted_levels_ = 0;
+    int64_t drafted_nodes_ = 0;
     int64_t target_passes_ = 0;
     int64_t draft_passes_ = 0;
     std::vector<int64_t> offered_at_depth_;

@@ -416,9 +416,10 @@ Engine::DecodedTokens Engine::decode_tokens(Prompt prompt, double max_audio_seco
         }
         // Without verification every emitted token is an accepted draft.
         const int32_t accepted = loop.verifies() ? std::min(step.accepted_drafts, used - 1) : used;
-        stats_.record_step(step.tree_depth, accepted, used);
+        stats_.record_step(step.tree_depth, step.tree_nodes, accepted, used);
         if (after_step) after_step(decoded.codes);
     }
+    if (loop.sequence().size() > speech_context_.size()) speech_context_ = loop.sequence();
     return decoded;
 }
 

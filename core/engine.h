@@ -64,8 +64,20 @@ public:
         std::vector<int> sizes;
         std::vector<double> verify_seconds;  // per size
         double draft_seconds = 0.0;          // one proposal; 0 without a drafter
-        int32_t draft_depth = 0;
-        int32_t draft_nodes = 0;
+        // One level of a proposal: each proposal's seconds over the levels it
+        // drew (a drafter with a dynamic length may stop before max_depth).
+        double draft_level_seconds = 0.0;
+        double draft_levels = 0.0;           // levels per proposal here (median)
+        int32_t draft_depth = 0;             // the drafter's max_depth
+        int32_t draft_nodes = 0;             // the drafter's max_nodes
+        // The target's pass of a full step's size (max_nodes + 1 verifying,
+        // max_nodes not), timed right after a proposal as the loop runs it.
+        int32_t step_size = 0;
+        double step_after_proposal_seconds = 0.0;
+        // Passes of more than one token are timed without logits when the
+        // pipeline does not verify: its loop's passes compute none (the
+        // drafter applies the target's head, timed in its proposals).
+        bool passes_without_logits = false;
         int64_t weight_bytes = 0;            // the backbone's parameters; 0: unknown
         int64_t context_length = 0;          // the committed tokens each pass attends to
     };
@@ -140,6 +152,9 @@ private:
     DecodingStats stats_;
     double context_positions_ = 0.0;  // the sequence length at each step, summed over every synthesis
     int64_t context_steps_ = 0;
+    // The longest sequence a synthesis decoded (prompt and tokens): the
+    // context measure_costs times passes and proposals after.
+    std::vector<int32_t> speech_context_;
 };
 
 }  // namespace cadenza

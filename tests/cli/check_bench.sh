@@ -22,7 +22,7 @@ echo "$output" | grep -Eq "^  plain +after [0-9]+ tokens: target m=1:${cost},2:$
     { echo "the plain pipeline's cost table is wrong"; exit 1; }
 echo "$output" | grep -Eq "^  chain3-exact +after [0-9]+ tokens: target m=1:${cost},2:${cost},4:${cost},8:${cost},16:${cost},32:${cost}( |$)" ||
     { echo "the chain's cost table is wrong"; exit 1; }
-echo "$output" | grep -q "ceiling = mean accepted length" || { echo "no ceiling explanation"; exit 1; }
+echo "$output" | grep -q "ceiling = (p + 1) / (p + D / E)" || { echo "no ceiling explanation"; exit 1; }
 grep -q '"mean_accepted_length"' "$json" || { echo "the JSON lacks the figures"; exit 1; }
 [ "$(grep -c '"speedup"' "$json")" -eq 3 ] || { echo "the JSON does not hold three pipelines"; exit 1; }
 # Plain decoding only (no drafter): its rate against one target pass per token.

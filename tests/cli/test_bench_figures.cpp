@@ -1,0 +1,93 @@
+// The bench's ceiling (cli/bench_report.cpp) on hand-made costs and stats,
+// against the formula worked out by hand.
+#include <gtest/gtest.h>
+
+#include "bench_report.h"
+
+namespace cadenza::cli {
+namespace {
+
+Engine::CostProfile costs_1_3_5() {
+    Engine::CostProfile costs;
+    costs.sizes = {1, 3, 5};
+    costs.verify_seconds = {1.0e-3, 1.2e-3, 1.4e-3};
+    return costs;
+}
+
+PipelineRun plain_run(int64_t tokens, double loop_seconds) {
+    PipelineRun run;
+    run.name = "plain";
+    for (int64_t i = 0; i < tokens; ++i) run.stats.record_step(0, 0, 0, 1);
+    run.stats.loop_seconds = loop_seconds;
+    run.costs = costs_1_3_5();
+    return run;
+}
+
+PipelineRun chain_run(const std::vector<int32_t>& depths, int32_t tokens_per_step, double prefill_seconds) {
+    PipelineRun run;
+    run.name = "chain";
+    run.has_drafter = true;
+    for (int32_t depth : depths) run.stats.record_step(depth, depth, tokens_per_step - 1, tokens_per_step);
+    run.stats.prefill_seconds = prefill_seconds;
+    run.costs = costs_1_3_5();
+    run.costs.draft_level_seconds = 0.1e-3;
+    run.costs.draft_depth = 4;
+    run.costs.draft_nodes = 4;
+    run.costs.step_size = 5;
+    run.costs.step_after_proposal_seconds = 1.54e-3;  // 1.1 x cost(5)
+    return run;
+}
+
+TEST(BenchFigures, PlainDecodingHasACeilingOfOne) {
+    const PipelineRun plain = plain_run(300, 0.3);
+    const PipelineFigures f = compute_figures(plain, plain);
+    EXPECT_DOUBLE_EQ(f.ceiling, 1.0);
+    EXPECT_DOUBLE_EQ(f.realized, 1.0);
+}
+
+TEST(BenchFigures, CeilingCountsThePrefillAndThePassAfterAProposal) {
+    // 100 steps of 3 tokens after a 4-level chain; 0.06 s of prefill over 300
+    // tokens is p = 0.2 one-token passes per token. D = 1.4 x 1.1 + 4 x 0.1.
+    PipelineRun run = chain_run(std::vector<int32_t>(100, 4), 3, 0.06);
+    run.stats.loop_seconds = 0.2;
+    const PipelineFigures f = compute_figures(run, plain_run(300, 0.3));
+    const double d = 1.4 * 1.1 + 4 * 0.1;
+    EXPECT_NEAR(f.pass_after_proposal_ratio, 1.1, 1e-12);
+    EXPECT_NEAR(f.verify_relative_cost, 1.4 * 1.1, 1e-12);
+    EXPECT_NEAR(f.draft_relative_cost, 0.1, 1e-12);
+    EXPECT_NEAR(f.prefill_per_token, 0.2, 1e-12);
+    EXPECT_NEAR(f.decode_ceiling, 3.0 / d, 1e-12);
+    EXPECT_NEAR(f.ceiling, 1.2 / (0.2 + d / 3.0), 1e-12);
+    EXPECT_NEAR(f.speedup, 1.5, 1e-12);
+    EXPECT_NEAR(f.realized, 1.5 / f.ceiling, 1e-12);
+}
+
+TEST(BenchFigures, DynamicLengthCostsTheLevelsAndNodesTheLoopDrafted) {
+    // Chains of 2 and 4 in turn: 3 levels and 3 nodes per step, so the pass
+    // verifies 4 tokens (1.3 ms between the sizes 3 and 5) and 3 levels are
+    // drafted, not the maximum of 4.
+    std::vector<int32_t> depths;
+    for (int i = 0; i < 50; ++i) depths.insert(depths.end(), {2, 4});
+    PipelineRun run = chain_run(depths, 2, 0.0);
+    run.stats.loop_seconds = 0.1;
+    const PipelineFigures f = compute_figures(run, plain_run(200, 0.2));
+    EXPECT_NEAR(f.draft_depth_per_step, 3.0, 1e-12);
+    EXPECT_NEAR(f.draft_nodes_per_step, 3.0, 1e-12);
+    EXPECT_NEAR(f.verify_relative_cost, 1.3 * 1.1, 1e-12);
+    EXPECT_NEAR(f.ceiling, 2.0 / (1.3 * 1.1 + 3 * 0.1), 1e-12);
+}
+
+TEST(BenchFigures, NotVerifyingEvaluatesTheTokensItEmitted) {
+    PipelineRun run = chain_run(std::vector<int32_t>(100, 4), 4, 0.0);
+    run.verifies = false;
+    run.costs.step_size = 4;
+    run.costs.step_after_proposal_seconds = 1.3e-3;  // cost(4) interpolated: ratio 1
+    run.stats.loop_seconds = 0.2;
+    const PipelineFigures f = compute_figures(run, plain_run(400, 0.4));
+    EXPECT_NEAR(f.pass_after_proposal_ratio, 1.0, 1e-12);
+    EXPECT_NEAR(f.verify_relative_cost, 1.3, 1e-12);
+    EXPECT_NEAR(f.ceiling, 4.0 / (1.3 + 4 * 0.1), 1e-12);
+}
+
+}  // namespace
+}  // namespace cadenza::cli
