@@ -125,7 +125,7 @@ TreeOutput cpu_tree_pass(const LlamaWeights& w, const PanelWeights* panels, cons
             in += begin * width;
             y += begin * out_width;
             if (panel)
-                combine_panels(in, rows, width, panel->data(), width, out_width, data(bias), y, out_width);
+                combine_panels(in, rows, width, *panel, data(bias), y, out_width);
             else
                 small_matmul_rows(kernel, in, rows, width, weight.data_ptr<float>(), out_width, width, data(bias), y,
                                   out_width);
@@ -200,8 +200,8 @@ TreeOutput cpu_tree_pass(const LlamaWeights& w, const PanelWeights* panels, cons
     if (logits_from < n) {
         out.logits = at::empty({n - logits_from, c.vocab_size}, at::kFloat);
         if (panels)
-            combine_panels(normed + logits_from * size, n - logits_from, size, panels->lm_head.data(), size,
-                           c.vocab_size, nullptr, out.logits.data_ptr<float>(), c.vocab_size);
+            combine_panels(normed + logits_from * size, n - logits_from, size, panels->lm_head, nullptr,
+                           out.logits.data_ptr<float>(), c.vocab_size);
         else
             small_matmul_rows(kernel, normed + logits_from * size, n - logits_from, size, w.lm_head.data_ptr<float>(),
                               c.vocab_size, size, nullptr, out.logits.data_ptr<float>(), c.vocab_size);

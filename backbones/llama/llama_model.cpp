@@ -38,9 +38,15 @@ void LlamaModel::set_prefill_threads(int threads) {
 
 bool LlamaModel::uses_cpu_tree_pass() const { return cpu_tree_pass_ && cpu_tree_pass_applies(weights_); }
 
-void LlamaModel::pack_panels() {
-    if (!uses_cpu_tree_pass() || !combine_rows_vectorized()) return;
-    panels_ = std::make_unique<PanelWeights>(PanelWeights::pack(weights_));
+bool LlamaModel::pack_panels(PanelPrecision precision) {
+    if (!uses_cpu_tree_pass() || !combine_rows_vectorized()) return false;
+    panels_ = std::make_unique<PanelWeights>(PanelWeights::pack(weights_, precision));
+    return true;
+}
+
+int64_t LlamaModel::streamed_weight_bytes() const {
+    const bool half = panels_ && panels_->arena.scalar_type() == at::kHalf;
+    return half ? weights_.byte_size() / 2 : weights_.byte_size();
 }
 
 at::Tensor LlamaModel::rms_norm(const at::Tensor& x, const at::Tensor& weight) const {

@@ -74,8 +74,15 @@ public:
     // copy of the matrices; no-op elsewhere. For inference, once the weights
     // are final: mutable_weights() drops the panels, but a change made in
     // place through the tensors (an optimizer's step) would not be seen.
-    void pack_panels();
+    // With PanelPrecision::float16 the panels hold each weight rounded to the
+    // nearest float16 (half the bytes a pass streams).
+    // Returns whether the panels hold `precision` (false: no panels here).
+    bool pack_panels(PanelPrecision precision = PanelPrecision::float32);
     bool has_panels() const { return panels_ != nullptr; }
+    // The parameters' size at the precision a pass reads them: halved when
+    // the panels are float16 (the norms and the embedding rows, which stay
+    // float32, are a small share).
+    int64_t streamed_weight_bytes() const;
     // Threads a long pass of the CPU pass (a prompt's prefill) may split its
     // nodes between (cpu_tree_pass.h), 0: one per core; 1 until set.
     void set_prefill_threads(int threads);

@@ -3,58 +3,89 @@
 #include <cstdint>
 #include <cstring>
 
+#include "cadenza/sdk/plugin_error.hpp"
 #include "huge_pages.h"
+#include "row_combinations.h"
 
 namespace cadenza::llama {
 
+const char* const panel_precision_names[] = {"float32", "float16", nullptr};
+
+const char* const weight_precision_help =
+    "how the CPU pass holds the projections: float32 as trained, or float16 (each weight rounded to the nearest "
+    "half, converted back as it is loaded; half the bytes a pass streams). float16 needs the AVX-512 kernel; "
+    "elsewhere the weights stay float32, with a warning";
+
+PanelPrecision panel_precision_named(const std::string& name) {
+    if (name == "float16") return PanelPrecision::float16;
+    if (name == "float32") return PanelPrecision::float32;
+    throw sdk::Error(CDZ_STATUS_INVALID_CONFIG, "unknown weight precision '" + name + "' (float32 or float16)");
+}
+
 int64_t PanelMatrix::size_for(int64_t out, int64_t in) { return (out + width - 1) / width * in * width; }
 
-PanelMatrix PanelMatrix::pack(const at::Tensor& matrix, at::Tensor storage) {
+PanelMatrix PanelMatrix::pack(const at::Tensor& matrix, at::Tensor storage, PanelPrecision precision) {
     PanelMatrix packed;
     packed.out = matrix.size(0);
     packed.in = matrix.size(1);
     const int64_t count = (packed.out + width - 1) / width;
-    packed.panels = storage.defined() ? storage.view({count, packed.in, width})
-                                      : at::zeros({count, packed.in, width}, at::kFloat);
+    const auto type = precision == PanelPrecision::float16 ? at::kHalf : at::kFloat;
+    packed.panels = storage.defined() ? storage.view({count, packed.in, width}) : at::zeros({count, packed.in, width}, type);
     const at::Tensor source = matrix.contiguous();
     const float* rows = source.data_ptr<float>();
-    float* panels = packed.panels.data_ptr<float>();
-    for (int64_t o = 0; o < packed.out; ++o) {
-        float* column = panels + (o / width) * packed.in * width + o % width;
-        const float* row = rows + o * packed.in;
-        for (int64_t k = 0; k < packed.in; ++k) column[k * width] = row[k];
-    }
+    auto scatter = [&](auto* panels, auto convert) {
+        for (int64_t o = 0; o < packed.out; ++o) {
+            auto* column = panels + (o / width) * packed.in * width + o % width;
+            const float* row = rows + o * packed.in;
+            for (int64_t k = 0; k < packed.in; ++k) column[k * width] = convert(row[k]);
+        }
+    };
+    if (packed.half())
+        scatter(packed.panels.data_ptr<at::Half>(), [](float v) { return at::Half(v); });
+    else
+        scatter(packed.panels.data_ptr<float>(), [](float v) { return v; });
     return packed;
 }
 
-PanelSet PanelSet::pack(const std::vector<at::Tensor>& matrices) {
+void combine_panels(const float* x, int64_t m, int64_t x_stride, const PanelMatrix& w, const float* bias, float* y,
+                    int64_t y_stride) {
+    if (w.half())
+        combine_half_panels(x, m, x_stride, reinterpret_cast<const uint16_t*>(w.panels.data_ptr<at::Half>()), w.in,
+                            w.out, bias, y, y_stride);
+    else
+        combine_panels(x, m, x_stride, w.data(), w.in, w.out, bias, y, y_stride);
+}
+
+PanelSet PanelSet::pack(const std::vector<at::Tensor>& matrices, PanelPrecision precision) {
     int64_t total = 0;
     for (const at::Tensor& m : matrices) total += PanelMatrix::size_for(m.size(0), m.size(1));
 
-    constexpr int64_t page_floats = (int64_t{2} << 20) / static_cast<int64_t>(sizeof(float));
-    const at::Tensor allocation = at::zeros({total + page_floats}, at::kFloat);
-    const auto address = reinterpret_cast<uintptr_t>(allocation.data_ptr<float>());
-    const auto page = static_cast<uintptr_t>(page_floats * sizeof(float));
-    const int64_t skip = static_cast<int64_t>(((page - address % page) % page) / sizeof(float));
+    const auto type = precision == PanelPrecision::float16 ? at::kHalf : at::kFloat;
+    const auto element = static_cast<int64_t>(at::elementSize(type));
+    const int64_t page_elements = (int64_t{2} << 20) / element;
+    const at::Tensor allocation = at::zeros({total + page_elements}, type);
+    const auto address = reinterpret_cast<uintptr_t>(allocation.data_ptr());
+    const auto page = static_cast<uintptr_t>(page_elements * element);
+    const int64_t skip = static_cast<int64_t>(((page - address % page) % page) / static_cast<uintptr_t>(element));
 
     PanelSet set;
     set.arena = allocation.narrow(0, skip, total);
     int64_t used = 0;
     for (const at::Tensor& m : matrices) {
         const int64_t size = PanelMatrix::size_for(m.size(0), m.size(1));
-        set.matrices.push_back(PanelMatrix::pack(m, set.arena.narrow(0, used, size)));
+        set.matrices.push_back(PanelMatrix::pack(m, set.arena.narrow(0, used, size), precision));
         used += size;
     }
     request_huge_pages({set.arena});
     return set;
 }
 
-PanelWeights PanelWeights::pack(const LlamaWeights& weights) {
+PanelWeights PanelWeights::pack(const LlamaWeights& weights, PanelPrecision precision) {
     std::vector<at::Tensor> matrices;
     for (const LayerWeights& l : weights.layers)
         matrices.insert(matrices.end(), {l.q_proj, l.k_proj, l.v_proj, l.o_proj, l.gate_proj, l.up_proj, l.down_proj});
     matrices.push_back(weights.lm_head);
-    const PanelSet set = PanelSet::pack(matrices);
+    const PanelSet set = PanelSet::pack(matrices, precision);
 
     PanelWeights packed;
     packed.arena = set.arena;

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include <ATen/ATen.h>
@@ -18,18 +19,37 @@
 
 namespace cadenza::llama {
 
+// How the panels store the weights: float32, or float16 converted to
+// float32 as the kernel loads them (half the bytes a pass streams; the sums
+// are float32's, over the weights rounded to the nearest float16).
+enum class PanelPrecision { float32, float16 };
+
+// The names plugins take in their configuration ("float32", "float16"),
+// nullptr-terminated for cdz_param_spec's choices; and the precision of one.
+extern const char* const panel_precision_names[];
+PanelPrecision panel_precision_named(const std::string& name);
+// What a plugin's `weight_precision` parameter says.
+extern const char* const weight_precision_help;
+
 struct PanelMatrix {
-    at::Tensor panels;  // [ceil(out / 64), in, 64] float32
+    at::Tensor panels;  // [ceil(out / 64), in, 64] float32 or float16 (at::kHalf)
     int64_t out = 0, in = 0;
 
     static constexpr int64_t width = 64;
-    // Floats the panels of an [out, in] matrix take.
+    // Weights the panels of an [out, in] matrix take.
     static int64_t size_for(int64_t out, int64_t in);
     // From a contiguous float32 CPU matrix [out, in], into `storage`
-    // (size_for floats, zeroed) or, without it, a tensor of its own.
-    static PanelMatrix pack(const at::Tensor& matrix, at::Tensor storage = {});
+    // (size_for weights of the precision's type, zeroed) or, without it, a
+    // tensor of its own.
+    static PanelMatrix pack(const at::Tensor& matrix, at::Tensor storage = {},
+                            PanelPrecision precision = PanelPrecision::float32);
+    bool half() const { return panels.scalar_type() == at::kHalf; }
     const float* data() const { return panels.data_ptr<float>(); }
 };
+
+// y = x W^T + bias (row_combinations.h: combine_panels, combine_half_panels).
+void combine_panels(const float* x, int64_t m, int64_t x_stride, const PanelMatrix& w, const float* bias, float* y,
+                    int64_t y_stride);
 
 // Matrices packed as panels in one allocation whose first float starts a
 // 2 MiB page, which pack asks the kernel to back with huge pages
@@ -41,21 +61,21 @@ struct PanelSet {
     std::vector<PanelMatrix> matrices;  // in the order given
 
     // From contiguous float32 CPU matrices [out, in].
-    static PanelSet pack(const std::vector<at::Tensor>& matrices);
+    static PanelSet pack(const std::vector<at::Tensor>& matrices, PanelPrecision precision = PanelPrecision::float32);
 };
 
 struct PanelLayer {
     PanelMatrix q_proj, k_proj, v_proj, o_proj, gate_proj, up_proj, down_proj;
 };
 
-// Every matrix of a pass in one PanelSet: on en-small 27 MB of panels in 14
-// huge pages instead of ~6,700 small ones.
+// Every matrix of a pass in one PanelSet: on en-small 27 MB of panels (13.7
+// MB in float16) in 14 huge pages instead of ~6,700 small ones.
 struct PanelWeights {
     std::vector<PanelLayer> layers;
     PanelMatrix lm_head;
     at::Tensor arena;  // PanelSet::arena
 
-    static PanelWeights pack(const LlamaWeights& weights);
+    static PanelWeights pack(const LlamaWeights& weights, PanelPrecision precision = PanelPrecision::float32);
 };
 
 }  // namespace cadenza::llama

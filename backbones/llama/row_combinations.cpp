@@ -48,14 +48,30 @@ void combine_rows(const float* a, int64_t rows, int64_t a_stride, const float* b
     for (int64_t r = 0; r < rows; ++r) combine_row(a + r * a_stride, b, count, b_stride, width, out + r * out_stride);
 }
 
+namespace {
+
+void add_bias(const float* bias, int64_t m, int64_t out, float* y, int64_t y_stride) {
+    if (bias)
+        for (int64_t i = 0; i < m; ++i)
+            for (int64_t o = 0; o < out; ++o) y[i * y_stride + o] += bias[o];
+}
+
+}  // namespace
+
 void combine_panels(const float* x, int64_t m, int64_t x_stride, const float* panels, int64_t in, int64_t out,
                     const float* bias, float* y, int64_t y_stride) {
     if (!combine_rows_vectorized())
         throw sdk::Error(CDZ_STATUS_INTERNAL, "combine_panels needs the AVX-512 kernel");
     combine_panels_avx512(x, m, x_stride, panels, in, out, y, y_stride);
-    if (bias)
-        for (int64_t i = 0; i < m; ++i)
-            for (int64_t o = 0; o < out; ++o) y[i * y_stride + o] += bias[o];
+    add_bias(bias, m, out, y, y_stride);
+}
+
+void combine_half_panels(const float* x, int64_t m, int64_t x_stride, const uint16_t* panels, int64_t in, int64_t out,
+                         const float* bias, float* y, int64_t y_stride) {
+    if (!combine_rows_vectorized())
+        throw sdk::Error(CDZ_STATUS_INTERNAL, "combine_half_panels needs the AVX-512 kernel");
+    combine_half_panels_avx512(x, m, x_stride, panels, in, out, y, y_stride);
+    add_bias(bias, m, out, y, y_stride);
 }
 
 }  // namespace cadenza::llama

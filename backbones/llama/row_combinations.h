@@ -28,10 +28,18 @@ bool combine_rows_vectorized();
 void combine_panels(const float* x, int64_t m, int64_t x_stride, const float* panels, int64_t in, int64_t out,
                     const float* bias, float* y, int64_t y_stride);
 
+// combine_panels with the panels' weights in float16 (IEEE binary16), each
+// converted to float32 as it is loaded: the same sums, in the same order, as
+// combine_panels over those weights in float32. AVX-512 only.
+void combine_half_panels(const float* x, int64_t m, int64_t x_stride, const uint16_t* panels, int64_t in, int64_t out,
+                         const float* bias, float* y, int64_t y_stride);
+
 // The AVX-512 kernels (row_combinations_avx512.cpp), for CPUs with AVX-512F.
 void combine_rows_avx512(const float* a, int64_t rows, int64_t a_stride, const float* b, int64_t count,
                          int64_t b_stride, int64_t width, float* out, int64_t out_stride);
 void combine_panels_avx512(const float* x, int64_t m, int64_t x_stride, const float* panels, int64_t in, int64_t out,
                            float* y, int64_t y_stride);
+void combine_half_panels_avx512(const float* x, int64_t m, int64_t x_stride, const uint16_t* panels, int64_t in,
+                                int64_t out, float* y, int64_t y_stride);
 
 }  // namespace cadenza::llama

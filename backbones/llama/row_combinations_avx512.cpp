@@ -1,4 +1,4 @@
-// combine_rows for AVX-512F. This file alone is compiled with -mavx512f
+// combine_rows and combine_panels for AVX-512F. This file alone is compiled with -mavx512f
 // -mavx2 -mfma (and without the precompiled header), and uses nothing from
 // the standard library, as small_matmul_avx512.cpp.
 #include <immintrin.h>
@@ -112,7 +112,60 @@ inline void in_blocks_of_six(int64_t rows, Body body) {
     }
 }
 
+// combine_block<R, 4, false, true> over a panel of float16 weights: each
+// 16-weight piece is converted on load, so a pass streams half the bytes.
+// The panel is always 64 wide (zero-padded): only the stores of the last
+// panel stop at `width`.
+constexpr int64_t prefetch_halves = 2 * prefetch_floats;
+
+template <int R>
+inline void combine_half_panel(const float* x, int64_t x_stride, const uint16_t* panel, int64_t in, int64_t width,
+                               float* y, int64_t y_stride) {
+    __m512 sum[R][4];
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r)
+#pragma GCC unroll 4
+        for (int c = 0; c < 4; ++c) sum[r][c] = _mm512_setzero_ps();
+    for (int64_t k = 0; k < in; ++k) {
+        const uint16_t* row = panel + k * 64;
+        _mm_prefetch(reinterpret_cast<const char*>(row + prefetch_halves), _MM_HINT_T0);
+        _mm_prefetch(reinterpret_cast<const char*>(row + prefetch_halves + 32), _MM_HINT_T0);
+        __m512 piece[4];
+#pragma GCC unroll 4
+        for (int c = 0; c < 4; ++c)
+            piece[c] = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(row + 16 * c)));
+#pragma GCC unroll 8
+        for (int r = 0; r < R; ++r) {
+            const __m512 weight = _mm512_set1_ps(x[r * x_stride + k]);
+#pragma GCC unroll 4
+            for (int c = 0; c < 4; ++c) sum[r][c] = _mm512_fmadd_ps(weight, piece[c], sum[r][c]);
+        }
+    }
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r)
+#pragma GCC unroll 4
+        for (int c = 0; c < 4; ++c) {
+            const int64_t left = width - 16 * c;
+            if (left <= 0) break;
+            const __mmask16 lanes = left >= 16 ? static_cast<__mmask16>(0xFFFF)
+                                               : static_cast<__mmask16>((1u << left) - 1u);
+            _mm512_mask_storeu_ps(y + r * y_stride + 16 * c, lanes, sum[r][c]);
+        }
+}
+
 }  // namespace
+
+void combine_half_panels_avx512(const float* x, int64_t m, int64_t x_stride, const uint16_t* panels, int64_t in,
+                                int64_t out, float* y, int64_t y_stride) {
+    for (int64_t first = 0; first < out; first += 64) {
+        const uint16_t* panel = panels + (first / 64) * in * 64;
+        const int64_t width = out - first < 64 ? out - first : 64;
+        in_blocks_of_six(m, [&](auto rows, int64_t r) {
+            combine_half_panel<decltype(rows)::value>(x + r * x_stride, x_stride, panel, in, width,
+                                                      y + r * y_stride + first, y_stride);
+        });
+    }
+}
 
 void combine_panels_avx512(const float* x, int64_t m, int64_t x_stride, const float* panels, int64_t in, int64_t out,
                            float* y, int64_t y_stride) {

@@ -181,6 +181,43 @@ TEST(CpuTreePass, APrefillSplitBetweenThreadsEqualsOneThreadToTheBit) {
                           split.forward_tree(split_cache, step.tokens, step.parents, 0, &scratch).logits));
 }
 
+// Panels in float16 compute what float32 panels compute on the weights
+// rounded to float16, to the bit: the projections and the output head
+// rounded, the embedding and the norms as they were.
+TEST(CpuTreePass, HalfPanelsEqualFloatPanelsOfTheRoundedWeights) {
+    c10::InferenceMode inference;
+    const llama::LlamaConfig config = test::tiny_llasa_config();
+    auto rounded = [](const at::Tensor& t) { return t.to(at::kHalf).to(at::kFloat).contiguous(); };
+    llama::LlamaWeights reference = llama::LlamaWeights::random(config, 21, at::kCPU);
+    for (llama::LayerWeights& l : reference.layers)
+        for (at::Tensor* m : {&l.q_proj, &l.k_proj, &l.v_proj, &l.o_proj, &l.gate_proj, &l.up_proj, &l.down_proj})
+            *m = rounded(*m);
+    reference.lm_head = rounded(reference.lm_head);
+    LlamaModel full(std::move(reference), 256);
+    LlamaModel half(llama::LlamaWeights::random(config, 21, at::kCPU), 256);
+    full.pack_panels();
+    if (!half.pack_panels(llama::PanelPrecision::float16)) GTEST_SKIP() << "no AVX-512 panels on this CPU";
+    EXPECT_EQ(half.streamed_weight_bytes() * 2, full.streamed_weight_bytes());
+    KvCache full_cache(config, 200, at::kCPU), half_cache(config, 200, at::kCPU);
+    std::mt19937 random(23);
+    Tree prompt;
+    for (int i = 0; i < 70; ++i) {
+        prompt.tokens.push_back(static_cast<int32_t>(random() % config.vocab_size));
+        prompt.parents.push_back(i - 1);
+    }
+    const TreeOutput a = full.forward_tree(full_cache, prompt.tokens, prompt.parents, 60);
+    const TreeOutput b = half.forward_tree(half_cache, prompt.tokens, prompt.parents, 60);
+    EXPECT_TRUE(at::equal(a.hidden, b.hidden));
+    EXPECT_TRUE(at::equal(a.logits, b.logits));
+    std::vector<int64_t> all(prompt.tokens.size());
+    for (size_t i = 0; i < all.size(); ++i) all[i] = static_cast<int64_t>(i);
+    full_cache.commit(all);
+    half_cache.commit(all);
+    const Tree step = random_tree(random, 7, static_cast<int>(config.vocab_size));
+    EXPECT_TRUE(at::equal(full.forward_tree(full_cache, step.tokens, step.parents, 0).logits,
+                          half.forward_tree(half_cache, step.tokens, step.parents, 0).logits));
+}
+
 TEST(CpuTreePass, PositionsBeyondTheRotaryTableAreRefused) {
     c10::InferenceMode inference;
     const llama::LlamaConfig config = test::tiny_llasa_config();

@@ -9,6 +9,7 @@
 #include <random>
 #include <vector>
 
+#include "cadenza/sdk/plugin_error.hpp"
 #include "panel_weights.h"
 #include "row_combinations.h"
 #include "small_matmul.h"
@@ -103,6 +104,51 @@ TEST(RowCombinations, PanelsGiveTheMatrixProductForEveryShape) {
                 }
                 EXPECT_LT(worst, 1e-5) << "out " << out << ", in " << in << ", m " << m;
             }
+}
+
+// Panels of float16 weights give, to the bit, what float32 panels of the
+// same weights rounded to float16 give, partial panels included, and write
+// nothing past a row's `out` columns.
+TEST(RowCombinations, HalfPanelsEqualFloatPanelsOfTheRoundedMatrix) {
+    if (!combine_rows_vectorized()) GTEST_SKIP() << "the panel kernel needs AVX-512F";
+    std::mt19937 random(5);
+    std::normal_distribution<float> normal;
+    for (int64_t out : {1, 17, 48, 64, 100, 130})
+        for (int64_t in : {1, 7, 64})
+            for (int64_t m = 1; m <= 13; ++m) {
+                const at::Tensor weight = at::randn({out, in});
+                const at::Tensor bias = at::randn({out});
+                const PanelMatrix half = PanelMatrix::pack(weight, {}, PanelPrecision::float16);
+                const PanelMatrix full = PanelMatrix::pack(weight.to(at::kHalf).to(at::kFloat));
+                ASSERT_TRUE(half.half());
+                ASSERT_FALSE(full.half());
+                const int64_t x_stride = in + 2, y_stride = out + 3;
+                std::vector<float> x(static_cast<size_t>(m * x_stride));
+                for (float& value : x) value = normal(random);
+                constexpr float untouched = 12345.0f;
+                std::vector<float> from_half(static_cast<size_t>(m * y_stride), untouched), from_full = from_half;
+                combine_panels(x.data(), m, x_stride, half, bias.data_ptr<float>(), from_half.data(), y_stride);
+                combine_panels(x.data(), m, x_stride, full, bias.data_ptr<float>(), from_full.data(), y_stride);
+                EXPECT_EQ(from_half, from_full) << "out " << out << ", in " << in << ", m " << m;
+            }
+}
+
+// The float16 arena starts a huge page as the float32 one does, its panels
+// each as PanelMatrix::pack alone packs them.
+TEST(RowCombinations, HalfPanelsLieInOneArenaStartingAHugePage) {
+    const LlamaWeights weights = LlamaWeights::random(test::tiny_llasa_config(), 5, at::kCPU);
+    const PanelWeights packed = PanelWeights::pack(weights, PanelPrecision::float16);
+    EXPECT_EQ(packed.arena.scalar_type(), at::kHalf);
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(packed.arena.data_ptr()) % (uintptr_t{2} << 20), 0u);
+    EXPECT_TRUE(at::equal(packed.lm_head.panels, PanelMatrix::pack(weights.lm_head, {}, PanelPrecision::float16).panels));
+    EXPECT_TRUE(at::equal(packed.layers.back().down_proj.panels,
+                          PanelMatrix::pack(weights.layers.back().down_proj, {}, PanelPrecision::float16).panels));
+}
+
+TEST(RowCombinations, WeightPrecisionNamesAreTheChoices) {
+    EXPECT_EQ(panel_precision_named("float16"), PanelPrecision::float16);
+    EXPECT_EQ(panel_precision_named("float32"), PanelPrecision::float32);
+    EXPECT_THROW(panel_precision_named("bfloat16"), cadenza::sdk::Error);
 }
 
 // PanelWeights::pack puts every matrix in one arena that starts a 2 MiB
