@@ -21,6 +21,7 @@
 #include "llama_model.h"
 #include "thread_policy.h"
 #include "torch_device.h"
+#include "weight_precision.h"
 
 namespace {
 
@@ -50,7 +51,7 @@ const cdz_param_spec params[] = {
      "core"},
     {"max_positions", CDZ_PARAM_INT, "0", 1, 0, 1048576, nullptr,
      "longest sequence; 0: the config's max_position_embeddings"},
-    {"weight_precision", CDZ_PARAM_STRING, "\"float32\"", 0, 0, 0, panel_precision_names, weight_precision_help},
+    {"weight_precision", CDZ_PARAM_STRING, "\"float32\"", 0, 0, 0, weight_precision_choices, weight_precision_help},
 };
 
 struct Backbone {
@@ -107,12 +108,7 @@ cdz_status* create(const cdz_instance_args* args, void** out_ctx) {
         within(info.audio_token_offset, info.audio_token_count, "the audio token");
         within(std::max(info.audio_start_token, info.end_token), 1, "the special token");
         backbone->model = std::make_unique<LlamaModel>(std::move(weights), max_positions);
-        const PanelPrecision precision = panel_precision_named(values.string("weight_precision"));
-        if (!backbone->model->pack_panels(precision) && precision == PanelPrecision::float16 &&
-            sdk::host().log_enabled(CDZ_LOG_WARN))
-            sdk::host().log(CDZ_LOG_WARN, plugin_name,
-                            "weight_precision = \"float16\" needs the CPU pass's AVX-512 kernel, which does not run "
-                            "here: the weights stay float32");
+        pack_panels_with_precision(*backbone->model, values.string("weight_precision"), plugin_name);
         backbone->info.weight_bytes = backbone->model->streamed_weight_bytes();
         backbone->model->set_prefill_threads(static_cast<int>(values.integer("prefill_threads")));
         *out_ctx = backbone.release();

@@ -3,24 +3,10 @@
 #include <cstdint>
 #include <cstring>
 
-#include "cadenza/sdk/plugin_error.hpp"
 #include "huge_pages.h"
 #include "row_combinations.h"
 
 namespace cadenza::llama {
-
-const char* const panel_precision_names[] = {"float32", "float16", nullptr};
-
-const char* const weight_precision_help =
-    "how the CPU pass holds the projections: float32 as trained, or float16 (each weight rounded to the nearest "
-    "half, converted back as it is loaded; half the bytes a pass streams). float16 needs the AVX-512 kernel; "
-    "elsewhere the weights stay float32, with a warning";
-
-PanelPrecision panel_precision_named(const std::string& name) {
-    if (name == "float16") return PanelPrecision::float16;
-    if (name == "float32") return PanelPrecision::float32;
-    throw sdk::Error(CDZ_STATUS_INVALID_CONFIG, "unknown weight precision '" + name + "' (float32 or float16)");
-}
 
 int64_t PanelMatrix::size_for(int64_t out, int64_t in) { return (out + width - 1) / width * in * width; }
 

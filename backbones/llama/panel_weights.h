@@ -10,7 +10,6 @@
 #pragma once
 
 #include <cstdint>
-#include <string>
 #include <vector>
 
 #include <ATen/ATen.h>
@@ -23,13 +22,6 @@ namespace cadenza::llama {
 // float32 as the kernel loads them (half the bytes a pass streams; the sums
 // are float32's, over the weights rounded to the nearest float16).
 enum class PanelPrecision { float32, float16 };
-
-// The names plugins take in their configuration ("float32", "float16"),
-// nullptr-terminated for cdz_param_spec's choices; and the precision of one.
-extern const char* const panel_precision_names[];
-PanelPrecision panel_precision_named(const std::string& name);
-// What a plugin's `weight_precision` parameter says.
-extern const char* const weight_precision_help;
 
 struct PanelMatrix {
     at::Tensor panels;  // [ceil(out / 64), in, 64] float32 or float16 (at::kHalf)

@@ -68,6 +68,7 @@
 #include "llama_model.h"
 #include "safetensors.h"
 #include "torch_device.h"
+#include "weight_precision.h"
 
 namespace {
 
@@ -92,7 +93,7 @@ const cdz_param_spec params[] = {
     {"stop_probability", CDZ_PARAM_FLOAT, "0", 1, 0, 1, nullptr,
      "a chain stops growing after a token the draft gave less than this probability (dynamic length); 0: always "
      "`length` tokens"},
-    {"weight_precision", CDZ_PARAM_STRING, "\"float32\"", 0, 0, 0, panel_precision_names, weight_precision_help},
+    {"weight_precision", CDZ_PARAM_STRING, "\"float32\"", 0, 0, 0, weight_precision_choices, weight_precision_help},
     drafts::digit_sampling_param,
 };
 
@@ -176,12 +177,7 @@ cdz_status* create(const cdz_instance_args* args, void** out_ctx) {
         c10::InferenceMode inference;
         drafter->model = std::make_unique<LlamaModel>(LlamaWeights::load(model, config, device),
                                                       config.max_position_embeddings);
-        const PanelPrecision precision = panel_precision_named(values.string("weight_precision"));
-        if (!drafter->model->pack_panels(precision) && precision == PanelPrecision::float16 &&
-            sdk::host().log_enabled(CDZ_LOG_WARN))
-            sdk::host().log(CDZ_LOG_WARN, plugin_name,
-                            "weight_precision = \"float16\" needs the CPU pass's AVX-512 kernel, which does not run "
-                            "here: the weights stay float32");
+        pack_panels_with_precision(*drafter->model, values.string("weight_precision"), plugin_name);
         drafter->model->set_prefill_threads(static_cast<int>(values.integer("prefill_threads")));
         drafter->max_positions = config.max_position_embeddings;
         load_code_digit_head(*drafter, model);

@@ -14,6 +14,7 @@
 #include "row_combinations.h"
 #include "small_matmul.h"
 #include "tiny_llama.h"
+#include "weight_precision.h"
 
 namespace cadenza::llama {
 namespace {
