@@ -36,6 +36,23 @@ Tree random_tree(std::mt19937& random, int n, int vocab) {
     return tree;
 }
 
+// A chain of n tokens at random (a prompt).
+Tree random_chain(std::mt19937& random, int n, int64_t vocab) {
+    Tree chain;
+    for (int i = 0; i < n; ++i) {
+        chain.tokens.push_back(static_cast<int32_t>(random() % vocab));
+        chain.parents.push_back(i - 1);
+    }
+    return chain;
+}
+
+// Every node of `tree` in order: committing a whole pass.
+std::vector<int64_t> every_node(const Tree& tree) {
+    std::vector<int64_t> all(tree.tokens.size());
+    for (size_t i = 0; i < all.size(); ++i) all[i] = static_cast<int64_t>(i);
+    return all;
+}
+
 // Two models on the same weights, one through each pass, each with its own
 // cache, fed the same trees and commits.
 class BothPasses {
@@ -157,18 +174,13 @@ TEST(CpuTreePass, APrefillSplitBetweenThreadsEqualsOneThreadToTheBit) {
     split.set_prefill_threads(3);
     KvCache one_cache(config, 200, at::kCPU), split_cache(config, 200, at::kCPU);
     std::mt19937 random(17);
-    Tree prompt;
-    for (int i = 0; i < 101; ++i) {
-        prompt.tokens.push_back(static_cast<int32_t>(random() % config.vocab_size));
-        prompt.parents.push_back(i - 1);
-    }
+    const Tree prompt = random_chain(random, 101, config.vocab_size);
     const TreeOutput a = one.forward_tree(one_cache, prompt.tokens, prompt.parents, 99);
     llama::TreePassScratch scratch;
     const TreeOutput b = split.forward_tree(split_cache, prompt.tokens, prompt.parents, 99, &scratch);
     EXPECT_TRUE(at::equal(a.hidden, b.hidden));
     EXPECT_TRUE(at::equal(a.logits, b.logits));
-    std::vector<int64_t> all(prompt.tokens.size());
-    for (size_t i = 0; i < all.size(); ++i) all[i] = static_cast<int64_t>(i);
+    const std::vector<int64_t> all = every_node(prompt);
     one_cache.commit(all);
     split_cache.commit(all);
     for (int64_t layer = 0; layer < config.num_hidden_layers; ++layer) {
@@ -200,17 +212,12 @@ TEST(CpuTreePass, HalfPanelsEqualFloatPanelsOfTheRoundedWeights) {
     EXPECT_EQ(half.streamed_weight_bytes() * 2, full.streamed_weight_bytes());
     KvCache full_cache(config, 200, at::kCPU), half_cache(config, 200, at::kCPU);
     std::mt19937 random(23);
-    Tree prompt;
-    for (int i = 0; i < 70; ++i) {
-        prompt.tokens.push_back(static_cast<int32_t>(random() % config.vocab_size));
-        prompt.parents.push_back(i - 1);
-    }
+    const Tree prompt = random_chain(random, 70, config.vocab_size);
     const TreeOutput a = full.forward_tree(full_cache, prompt.tokens, prompt.parents, 60);
     const TreeOutput b = half.forward_tree(half_cache, prompt.tokens, prompt.parents, 60);
     EXPECT_TRUE(at::equal(a.hidden, b.hidden));
     EXPECT_TRUE(at::equal(a.logits, b.logits));
-    std::vector<int64_t> all(prompt.tokens.size());
-    for (size_t i = 0; i < all.size(); ++i) all[i] = static_cast<int64_t>(i);
+    const std::vector<int64_t> all = every_node(prompt);
     full_cache.commit(all);
     half_cache.commit(all);
     const Tree step = random_tree(random, 7, static_cast<int>(config.vocab_size));

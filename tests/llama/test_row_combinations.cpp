@@ -74,37 +74,51 @@ TEST(RowCombinations, TheAvx512KernelSumsEveryShape) {
     expect_exact_sums(combine_rows_avx512);
 }
 
-// combine_panels on matrices packed by PanelMatrix::pack against x W^T + b
-// in double: 1-13 rows of x, partial last panels (masked and not), and
-// nothing written past a row's `out` columns.
-TEST(RowCombinations, PanelsGiveTheMatrixProductForEveryShape) {
-    if (!combine_rows_vectorized()) GTEST_SKIP() << "the panel kernel needs AVX-512F";
-    std::mt19937 random(3);
+// The shapes the panel tests run: 1-13 rows of x (strided), partial last
+// panels (masked and not), a weight and a bias at random.
+struct PanelCase {
+    int64_t out, in, m;
+    at::Tensor weight, bias;  // [out, in], [out]
+    std::vector<float> x;     // m rows of x_stride
+    int64_t x_stride, y_stride;
+};
+
+template <class Body>
+void for_each_panel_case(unsigned seed, Body body) {
+    std::mt19937 random(seed);
     std::normal_distribution<float> normal;
     for (int64_t out : {1, 17, 48, 64, 100, 130})
         for (int64_t in : {1, 7, 64})
             for (int64_t m = 1; m <= 13; ++m) {
-                const at::Tensor weight = at::randn({out, in});
-                const at::Tensor bias = at::randn({out});
-                const PanelMatrix panels = PanelMatrix::pack(weight);
-                const int64_t x_stride = in + 2, y_stride = out + 3;
-                std::vector<float> x(static_cast<size_t>(m * x_stride));
-                for (float& value : x) value = normal(random);
-                constexpr float untouched = 12345.0f;
-                std::vector<float> y(static_cast<size_t>(m * y_stride), untouched);
-                combine_panels(x.data(), m, x_stride, panels.data(), in, out, bias.data_ptr<float>(), y.data(),
-                               y_stride);
-                const float* w = weight.data_ptr<float>();
-                double worst = 0.0;
-                for (int64_t i = 0; i < m; ++i) {
-                    for (int64_t o = 0; o < out; ++o)
-                        worst = std::max(worst, relative_error(y[i * y_stride + o], bias.data_ptr<float>()[o],
-                                                               &x[i * x_stride], 1, &w[o * in], 1, in));
-                    for (int64_t o = out; o < y_stride; ++o)
-                        EXPECT_EQ(y[i * y_stride + o], untouched) << "out " << out << ", in " << in << ", m " << m;
-                }
-                EXPECT_LT(worst, 1e-5) << "out " << out << ", in " << in << ", m " << m;
+                PanelCase c{out, in, m, at::randn({out, in}), at::randn({out}), {}, in + 2, out + 3};
+                c.x.resize(static_cast<size_t>(m * c.x_stride));
+                for (float& value : c.x) value = normal(random);
+                body(c);
             }
+}
+
+constexpr float untouched = 12345.0f;
+
+// combine_panels on matrices packed by PanelMatrix::pack against x W^T + b
+// in double, and nothing written past a row's `out` columns.
+TEST(RowCombinations, PanelsGiveTheMatrixProductForEveryShape) {
+    if (!combine_rows_vectorized()) GTEST_SKIP() << "the panel kernel needs AVX-512F";
+    for_each_panel_case(3, [](const PanelCase& c) {
+        const PanelMatrix panels = PanelMatrix::pack(c.weight);
+        std::vector<float> y(static_cast<size_t>(c.m * c.y_stride), untouched);
+        combine_panels(c.x.data(), c.m, c.x_stride, panels.data(), c.in, c.out, c.bias.data_ptr<float>(), y.data(),
+                       c.y_stride);
+        const float* w = c.weight.data_ptr<float>();
+        double worst = 0.0;
+        for (int64_t i = 0; i < c.m; ++i) {
+            for (int64_t o = 0; o < c.out; ++o)
+                worst = std::max(worst, relative_error(y[i * c.y_stride + o], c.bias.data_ptr<float>()[o],
+                                                       &c.x[i * c.x_stride], 1, &w[o * c.in], 1, c.in));
+            for (int64_t o = c.out; o < c.y_stride; ++o)
+                EXPECT_EQ(y[i * c.y_stride + o], untouched) << "out " << c.out << ", in " << c.in << ", m " << c.m;
+        }
+        EXPECT_LT(worst, 1e-5) << "out " << c.out << ", in " << c.in << ", m " << c.m;
+    });
 }
 
 // Panels of float16 weights give, to the bit, what float32 panels of the
@@ -112,26 +126,17 @@ TEST(RowCombinations, PanelsGiveTheMatrixProductForEveryShape) {
 // nothing past a row's `out` columns.
 TEST(RowCombinations, HalfPanelsEqualFloatPanelsOfTheRoundedMatrix) {
     if (!combine_rows_vectorized()) GTEST_SKIP() << "the panel kernel needs AVX-512F";
-    std::mt19937 random(5);
-    std::normal_distribution<float> normal;
-    for (int64_t out : {1, 17, 48, 64, 100, 130})
-        for (int64_t in : {1, 7, 64})
-            for (int64_t m = 1; m <= 13; ++m) {
-                const at::Tensor weight = at::randn({out, in});
-                const at::Tensor bias = at::randn({out});
-                const PanelMatrix half = PanelMatrix::pack(weight, {}, PanelPrecision::float16);
-                const PanelMatrix full = PanelMatrix::pack(weight.to(at::kHalf).to(at::kFloat));
-                ASSERT_TRUE(half.half());
-                ASSERT_FALSE(full.half());
-                const int64_t x_stride = in + 2, y_stride = out + 3;
-                std::vector<float> x(static_cast<size_t>(m * x_stride));
-                for (float& value : x) value = normal(random);
-                constexpr float untouched = 12345.0f;
-                std::vector<float> from_half(static_cast<size_t>(m * y_stride), untouched), from_full = from_half;
-                combine_panels(x.data(), m, x_stride, half, bias.data_ptr<float>(), from_half.data(), y_stride);
-                combine_panels(x.data(), m, x_stride, full, bias.data_ptr<float>(), from_full.data(), y_stride);
-                EXPECT_EQ(from_half, from_full) << "out " << out << ", in " << in << ", m " << m;
-            }
+    for_each_panel_case(5, [](const PanelCase& c) {
+        const PanelMatrix half = PanelMatrix::pack(c.weight, {}, PanelPrecision::float16);
+        const PanelMatrix full = PanelMatrix::pack(c.weight.to(at::kHalf).to(at::kFloat));
+        ASSERT_TRUE(half.half());
+        ASSERT_FALSE(full.half());
+        std::vector<float> from_half(static_cast<size_t>(c.m * c.y_stride), untouched), from_full = from_half;
+        const float* bias = c.bias.data_ptr<float>();
+        combine_panels(c.x.data(), c.m, c.x_stride, half, bias, from_half.data(), c.y_stride);
+        combine_panels(c.x.data(), c.m, c.x_stride, full, bias, from_full.data(), c.y_stride);
+        EXPECT_EQ(from_half, from_full) << "out " << c.out << ", in " << c.in << ", m " << c.m;
+    });
 }
 
 // The float16 arena starts a huge page as the float32 one does, its panels
