@@ -24,8 +24,8 @@ Engine::CostProfile measure_bench_costs(Engine& engine, int repeats) {
 
     Engine::CostProfile profile =
         engine.measure_costs(std::vector<int>(ceiling_sizes.begin(), ceiling_sizes.end()), repeats);
-    const Engine::CostProfile table =
-        engine.measure_costs(std::vector<int>(table_sizes.begin(), table_sizes.end()), repeats);
+    const Engine::CostProfile table = engine.measure_costs(std::vector<int>(table_sizes.begin(), table_sizes.end()),
+                                                           repeats, /*with_drafter=*/false);
     std::vector<std::pair<int, double>> seconds_by_size;
     for (const Engine::CostProfile* part : std::initializer_list<const Engine::CostProfile*>{&profile, &table})
         for (size_t k = 0; k < part->sizes.size(); ++k) seconds_by_size.emplace_back(part->sizes[k], part->verify_seconds[k]);

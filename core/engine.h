@@ -83,7 +83,8 @@ public:
     };
     // After the committed context this engine's syntheses decoded at on
     // average (64 tokens before any synthesis), as a synthesis pays it.
-    CostProfile measure_costs(const std::vector<int>& sizes, int repeats);
+    // Without `with_drafter`, the target's passes of `sizes` alone.
+    CostProfile measure_costs(const std::vector<int>& sizes, int repeats, bool with_drafter = true);
 
     // The pipeline's frontend and codec on their own (no backbone needed):
     // text to frontend ids, audio (any rate) to codes, codes to audio.

@@ -37,13 +37,14 @@ int32_t Engine::draft_max_nodes() const { return stages_->drafter ? stages_->dra
 
 bool Engine::verifies_drafts() const { return !stages_->acceptor || stages_->acceptor_info.verifies; }
 
-Engine::CostProfile Engine::measure_costs(const std::vector<int>& sizes, int repeats) {
+Engine::CostProfile Engine::measure_costs(const std::vector<int>& sizes, int repeats, bool with_drafter) {
     EngineStages& s = *stages_;
     if (!s.backbone) throw Error(CDZ_STATUS_INVALID_CONFIG, config_.source + ": no [backbone] to measure");
     if (repeats < 1) throw Error(CDZ_STATUS_INVALID_ARGUMENT, "repeats must be at least 1");
     const auto& backbone = s.backbone->vtable<cdz_backbone_vtable>();
     const cdz_backbone_info& info = s.backbone_info;
     const bool verifies = verifies_drafts();
+    const bool time_drafter = with_drafter && s.drafter;
     // The pass a step of this pipeline makes: the pending token and every
     // node verifying; the tokens the last step emitted not verifying.
     const int step_size = s.drafter ? std::max(1, s.drafter_info.max_nodes + (verifies ? 1 : 0)) : 1;
@@ -87,7 +88,7 @@ Engine::CostProfile Engine::measure_costs(const std::vector<int>& sizes, int rep
     };
     // The drafter reads the hidden state the loop would hand it: verifying,
     // the one before the pending last token; not verifying, the last one's.
-    const bool drafter_reads_hidden = s.drafter && s.drafter_info.needs_target_hidden;
+    const bool drafter_reads_hidden = time_drafter && s.drafter_info.needs_target_hidden;
     const int32_t hidden_position = std::max(context_length - (verifies ? 2 : 1), 0);
     std::vector<float> hidden(static_cast<size_t>(std::max<int64_t>(info.hidden_size, 1)), 0.0f);
     forward_chain(context.data(), context_length, false, hidden_position, drafter_reads_hidden ? &hidden : nullptr);
@@ -115,7 +116,7 @@ Engine::CostProfile Engine::measure_costs(const std::vector<int>& sizes, int rep
                 [&] { forward_chain(context.data() + context_length, sizes[i], with_logits(sizes[i])); }));
     for (const std::vector<double>& size_times : times) profile.verify_seconds.push_back(median(size_times));
 
-    if (s.drafter) {
+    if (time_drafter) {
         const auto& drafter = s.drafter->vtable<cdz_drafter_vtable>();
         void* raw_draft = nullptr;
         throw_if_error(drafter.session_create(s.drafter->context(), context_length + drafted + 8, &raw_draft), s.drafter->name());
