@@ -197,6 +197,20 @@ const cdz_token_tree* DecodingLoop::propose() {
     return draft_.tree.node_count > 0 ? &draft_.tree : nullptr;
 }
 
+// The processors rule the rows an unverifying acceptor chooses from, in a
+// buffer of the loop's own (the drafter's tensor is its to keep).
+void DecodingLoop::rule_unverified_rows(int32_t rows) {
+    float* writable = lent_probabilities_.data();
+    if (draft_rows_ != writable) {
+        const size_t size = static_cast<size_t>(rows) * static_cast<size_t>(vocab_);
+        if (lent_probabilities_.size() < size) lent_probabilities_.resize(size);
+        writable = lent_probabilities_.data();
+        std::copy(draft_rows_, draft_rows_ + size, writable);
+    }
+    processors_.apply_unverified(writable, rows, vocab_, stages_.sampling_rng);
+    draft_rows_ = writable;
+}
+
 // A NaN or infinite draft probability makes every acceptance test false (or
 // true) without a word: an error naming the drafter instead. The exponent
 // bits are tested as integers, which the compiler vectorizes (a float sum
@@ -276,6 +290,7 @@ StepResult DecodingLoop::step() {
         evaluate(sequence_.size(), nullptr, false);
         commit(pending_, nullptr, 0);
         tree = propose();
+        if (tree && draft_rows_ && !processors_.empty()) rule_unverified_rows(tree->node_count);
     }
 
     const int32_t nodes = tree ? tree->node_count : 0;
@@ -320,6 +335,9 @@ StepResult DecodingLoop::step() {
     if (result.accepted_count < 0 || result.accepted_count > nodes || result.emitted_count < 1 ||
         result.emitted_count > nodes + 1 || (!verifying_ && result.accepted_count != 0))
         throw Error(CDZ_STATUS_INTERNAL, "acceptor returned an invalid result");
+    if (!verifying_ && !processors_.empty())
+        result.emitted_count = static_cast<int32_t>(
+            processors_.rewrite_unverified(emitted_.data(), static_cast<size_t>(result.emitted_count)));
 
     if (verifying_) {
         int32_t expected_parent = -1;

@@ -66,6 +66,9 @@ private:
     // reason kept in target_row_failure_ (exceptions stay on this side).
     static const float* lend_target_row(void* loop, int32_t row) noexcept;
     void check_finite_rows(const float* rows, int64_t count) const;
+    // An acceptor that does not verify: the logits processors rewrite the
+    // draft's first `rows` distributions (apply_unverified).
+    void rule_unverified_rows(int32_t rows);
 
     EngineStages& stages_;
     const cdz_backbone_vtable& backbone_;

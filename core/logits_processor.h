@@ -43,6 +43,18 @@ public:
 
     // A step appended `tokens` to the sequence.
     virtual void append(const int32_t* /*tokens*/, size_t /*count*/) {}
+
+    // For an acceptor that emits drafts without verification (no logits to
+    // rewrite): `rows` [count, vocab] are the drafter's distributions, row i
+    // for the token i + 1 ahead of the sequence; rewrites them in place so
+    // that what this processor forbids the target is not chosen; `rng` is
+    // the pipeline's sampling stream, for what the processor draws.
+    virtual void apply_unverified(float* /*rows*/, int32_t /*count*/, int64_t /*vocab*/, cdz_rng& /*rng*/) {}
+
+    // The same acceptor chose `tokens`: rewrites them in place to what this
+    // processor allows, and returns how many of them the step keeps (at
+    // least 1 of a non-empty run).
+    virtual size_t rewrite_unverified(int32_t* /*tokens*/, size_t count) { return count; }
 };
 
 // The pipeline's processors, applied in order.
@@ -70,6 +82,13 @@ public:
     }
     void append(const int32_t* tokens, size_t count) {
         for (auto& processor : processors_) processor->append(tokens, count);
+    }
+    void apply_unverified(float* rows, int32_t count, int64_t vocab, cdz_rng& rng) {
+        for (auto& processor : processors_) processor->apply_unverified(rows, count, vocab, rng);
+    }
+    size_t rewrite_unverified(int32_t* tokens, size_t count) {
+        for (auto& processor : processors_) count = processor->rewrite_unverified(tokens, count);
+        return count;
     }
 
 private:

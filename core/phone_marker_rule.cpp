@@ -5,6 +5,8 @@
 #include <limits>
 
 #include "error.h"
+#include "probability_row.h"
+#include "random_stream.h"
 #include "sampling.h"
 
 namespace cadenza {
@@ -96,6 +98,75 @@ void PhoneMarkerRule::append(const int32_t* tokens, size_t count) {
             ++frames_since_marker_;
         }
     }
+}
+
+void PhoneMarkerRule::apply_unverified(float* rows, int32_t count, int64_t vocab, cdz_rng& rng) {
+    if (phones_.empty()) return;
+    const auto text_begin = static_cast<size_t>(info_.text_token_offset);
+    const auto text_end = text_begin + static_cast<size_t>(info_.text_token_count);
+    const bool phones_left = markers_emitted_ < phones_.size();
+    bool marker_before = markers_emitted_ > 0 && frames_since_marker_ == 0;  // the sequence ends with a marker
+    for (int32_t r = 0; r < count; ++r) {
+        float* row = rows + static_cast<size_t>(r) * static_cast<size_t>(vocab);
+        double mass = 0.0;
+        for (size_t id = text_begin; id < text_end; ++id) mass += row[id];
+        if (!(mass > 0.0)) {  // no phone ends here (the nucleus left the text ids out): the row stands
+            marker_before = false;
+            continue;
+        }
+        std::fill(row + text_begin, row + text_end, 0.0f);
+        const double total = row_sum(row, vocab);
+        // Whether a phone ends here is drawn from the head's mass of all
+        // text ids: a maximum over the lattice would take the one marker
+        // over thousands of codes, each less likely, and shorten every
+        // phone. A phone lasts at least one frame (in the corpus, all but
+        // 18 of 28,082 do).
+        const bool marker = phones_left &&
+                            (total <= 0.0 || (!marker_before && random_stream_uniform(rng) * (mass + total) < mass));
+        marker_before = marker;
+        if (marker) {
+            std::fill(row, row + vocab, 0.0f);
+            row[phones_[markers_emitted_]] = 1.0f;
+        } else if (total > 0.0) {
+            const auto scale = static_cast<float>(1.0 / total);
+            for (int64_t token = 0; token < vocab; ++token) row[token] *= scale;
+        } else if (info_.end_token >= 0) {
+            row[info_.end_token] = 1.0f;  // no phone left and nothing else: the audio ends
+        }
+    }
+}
+
+size_t PhoneMarkerRule::rewrite_unverified(int32_t* tokens, size_t count) {
+    if (phones_.empty()) return count;
+    size_t markers = markers_emitted_;
+    int64_t frames = frames_since_marker_;
+    auto next_marker_or_end = [&]() { return markers < phones_.size() ? phones_[markers++] : info_.end_token; };
+    for (size_t i = 0; i < count; ++i) {
+        if (max_phone_frames_ > 0 && frames >= max_phone_frames_) {
+            // The phone has lasted its limit: what follows was chosen for
+            // another token here, so the step ends with the forced one.
+            const int32_t forced = next_marker_or_end();
+            if (forced >= 0) {
+                tokens[i] = forced;
+                return i + 1;
+            }
+        }
+        if (is_phone_marker(info_, tokens[i])) {
+            if (markers < phones_.size()) {
+                tokens[i] = phones_[markers++];
+                frames = 0;
+                continue;
+            }
+            // A marker past the last phone: the step ends before it (or, as
+            // its first token, ends the audio).
+            if (i > 0 || info_.end_token < 0) return std::max<size_t>(i, 1);
+            tokens[0] = info_.end_token;
+            return 1;
+        }
+        if (info_.end_token >= 0 && tokens[i] == info_.end_token) return i + 1;
+        if (is_audio_token(info_, tokens[i])) ++frames;
+    }
+    return count;
 }
 
 }  // namespace cadenza

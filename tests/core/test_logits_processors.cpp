@@ -16,6 +16,7 @@
 #include "logits_processor_factory.h"
 #include "phone_marker_rule.h"
 #include "pipeline_config.h"
+#include "random_stream.h"
 #include "status_object.h"
 #include "test_fixtures.h"
 
@@ -135,6 +136,67 @@ TEST(PhoneMarkerRule, CountsWhatTheSequenceEmitsAndEndsAfterTheLastPhone) {
     logits = {1, 2, 3, 4, 0.5f, 0.5f, 0.5f, -3, 0};
     rule.apply(logits.data(), 9, nullptr);
     EXPECT_NE(logits[2], masked);
+}
+
+TEST(PhoneMarkerRule, DrawsWhereAnUnverifiedPhoneEndsFromTheTextMass) {
+    MarkerStages s;
+    PhoneMarkerRule rule(s.stages, max_phone_seconds(0), "rule.toml");
+    rule.start({2, 0, 3, 8}, 32);  // phones 2, 0, 3
+    // Two rows of a head's distributions: text mass 0.3 (spread over the
+    // four ids), codes 0.6, the end 0.1.
+    const std::vector<float> head = {0.05f, 0.1f, 0.1f, 0.05f, 0.3f, 0.2f, 0.1f, 0.1f, 0.0f};
+    cdz_rng rng;
+    random_stream_seed(rng, 11);
+    constexpr int draws = 20000;
+    int ended = 0, ended_twice = 0;
+    for (int d = 0; d < draws; ++d) {
+        std::vector<float> rows(head);
+        rows.insert(rows.end(), head.begin(), head.end());
+        rule.apply_unverified(rows.data(), 2, 9, rng);
+        const bool marker = rows[2] == 1.0f;
+        if (marker) {
+            EXPECT_EQ(rows[0] + rows[1] + rows[3] + rows[4] + rows[5] + rows[6] + rows[7], 0.0f);
+            ++ended;
+        } else {
+            // The phone goes on: the text ids lose their mass, the rest is renormalized.
+            EXPECT_EQ(rows[0] + rows[1] + rows[2] + rows[3], 0.0f);
+            EXPECT_NEAR(rows[4], 0.3f / 0.7f, 1e-6);
+            EXPECT_NEAR(rows[7], 0.1f / 0.7f, 1e-6);
+        }
+        // A phone lasts at least one frame: no marker right after a marker.
+        if (marker && rows[9 + 2] == 1.0f) ++ended_twice;
+    }
+    EXPECT_EQ(ended_twice, 0);
+    // Chi-square with one degree of freedom against P(end) = 0.3; 10.83 is its 0.1% point.
+    const double expected = 0.3 * draws;
+    const double chi_square = (ended - expected) * (ended - expected) / expected +
+                              (ended - expected) * (ended - expected) / (draws - expected);
+    EXPECT_LT(chi_square, 10.83) << ended << " phone ends in " << draws << " draws";
+}
+
+TEST(PhoneMarkerRule, RenamesUnverifiedMarkersToThePhonesInOrder) {
+    MarkerStages s;
+    PhoneMarkerRule rule(s.stages, max_phone_seconds(0.2), "rule.toml");  // 2 frames
+    rule.start({2, 0, 3, 8}, 32);                                           // phones 2, 0, 3
+    std::vector<int32_t> tokens = {1, 4, 1, 5};
+    EXPECT_EQ(rule.rewrite_unverified(tokens.data(), tokens.size()), 4u);
+    EXPECT_EQ(tokens, (std::vector<int32_t>{2, 4, 0, 5}));
+    // A phone that reaches 2 frames ends: the next phone is forced, and the
+    // step ends with it.
+    tokens = {4, 5, 6, 6};
+    EXPECT_EQ(rule.rewrite_unverified(tokens.data(), tokens.size()), 3u);
+    EXPECT_EQ(tokens[2], 2);
+    // The end token ends the step.
+    tokens = {4, 7, 5};
+    EXPECT_EQ(rule.rewrite_unverified(tokens.data(), tokens.size()), 2u);
+    // Past the last phone, a marker ends the step before it, or, first, ends the audio.
+    const int32_t spoken[] = {2, 4, 0, 4, 3};
+    rule.append(spoken, 5);
+    tokens = {5, 1, 5};
+    EXPECT_EQ(rule.rewrite_unverified(tokens.data(), tokens.size()), 1u);
+    tokens = {1, 5};
+    EXPECT_EQ(rule.rewrite_unverified(tokens.data(), tokens.size()), 1u);
+    EXPECT_EQ(tokens[0], 7);
 }
 
 TEST(PhoneMarkerRule, NeedsABackboneWithPhoneMarkers) {

@@ -11,6 +11,7 @@
 #include "engine.h"
 #include "error.h"
 #include "pipeline_config.h"
+#include "transition_matrix.h"
 #include "test_fixtures.h"
 
 namespace cadenza {
@@ -29,6 +30,7 @@ struct Options {
     int end_after = 40;
     double seconds = 4.0;
     bool speculative = false;
+    bool unverified = false;  // Viterbi over the drafter's chain, without verification
     double temperature = 1.0;
     double max_phone_seconds = 0.0;
 };
@@ -40,8 +42,20 @@ Options markers(int end_after, double seconds = 4.0) {
     return options;
 }
 
+// A uniform transition matrix over the doubles' vocabulary (80 text ids,
+// audio start, end, 32 codes), for acceptor.viterbi.
+std::string uniform_transitions() {
+    constexpr int64_t vocab = 80 + 2 + 32;
+    const auto file = test::fresh_directory("marker-viterbi") / "transitions.cdztrn";
+    std::vector<float> uniform(static_cast<size_t>(vocab * vocab), 1.0f / vocab);
+    TransitionMatrix::make_dense(vocab, uniform, {}).save(file.string());
+    return file.string();
+}
+
 std::unique_ptr<Engine> marker_engine(const Options& o) {
     const std::string end_after = std::to_string(o.end_after);
+    const std::string drafter = "[draft]\nplugin = \"test.markov_drafter\"\ntext_tokens = 80\naudio_tokens = 32\n"
+                                "phone_markers = true\nend_after = " + end_after + "\nnoise = 0.5\n";
     const std::string pipeline =
         "[pipeline]\nseed = 3\nmax_audio_seconds = " + std::to_string(o.seconds) + "\n"
         "[sampling]\ntemperature = " + std::to_string(o.temperature) + "\n" +
@@ -52,10 +66,11 @@ std::unique_ptr<Engine> marker_engine(const Options& o) {
         "[codec]\nplugin = \"test.tone_codec\"\n"
         "[backbone]\nplugin = \"test.markov_backbone\"\ntext_tokens = 80\naudio_tokens = 32\nend_after = " +
         end_after + "\nphone_markers = " + (o.phone_markers ? "true" : "false") + "\n" +
-        (o.speculative ? "[draft]\nplugin = \"test.markov_drafter\"\ntext_tokens = 80\naudio_tokens = 32\n"
-                         "phone_markers = true\nend_after = " + end_after +
-                             "\nnoise = 0.5\ndepth = 3\nbranching = 2\n[acceptor]\nplugin = \"acceptor.exact\"\n"
-                       : std::string());
+        (o.speculative ? drafter + "depth = 3\nbranching = 2\n[acceptor]\nplugin = \"acceptor.exact\"\n"
+                       : std::string()) +
+        (o.unverified ? drafter + "depth = 4\n[acceptor]\nplugin = \"acceptor.viterbi\"\ntransitions = \"" +
+                            uniform_transitions() + "\"\n"
+                      : std::string());
     return std::make_unique<Engine>(load_pipeline_config_string(pipeline, "markers.toml", test::source_dir(),
                                                                 {{test::test_plugin_dir("doubles"), "test", true}}));
 }
@@ -115,6 +130,24 @@ TEST(PhoneMarkers, FollowTheTextInOrder) {
     EXPECT_EQ(synthesize(greedy_options).tokens, greedy.tokens);
 }
 
+TEST(PhoneMarkers, UnverifiedDraftsFollowTheTextInOrder) {
+    // Viterbi over the drafter's chain emits without a verification: the
+    // rule draws where a phone ends from each row's text mass and renames
+    // the markers to the text's phones, each at least one frame long.
+    Options options = markers(300, 8.0);
+    options.unverified = true;
+    const Synthesis marked = synthesize(options);
+    EXPECT_GT(marked.stats.mean_accepted_length(), 2.0);
+    const std::vector<int32_t> emitted = markers_of(marked);
+    ASSERT_GE(emitted.size(), 3u);
+    ASSERT_LE(emitted.size(), text_phones.size());
+    EXPECT_EQ(emitted,
+              std::vector<int32_t>(text_phones.begin(), text_phones.begin() + static_cast<std::ptrdiff_t>(emitted.size())));
+    for (size_t i = 1; i < marked.tokens.size(); ++i)
+        EXPECT_FALSE(marked.tokens[i - 1] < 80 && marked.tokens[i] < 80) << "two markers at " << i;
+    EXPECT_EQ(synthesize(options).tokens, marked.tokens);  // a seed repeats
+}
+
 TEST(PhoneMarkers, WithoutTheRuleGoWhereTheTargetPutsThem) {
     // The same backbone without the processor: markers come far more often,
     // and not in the text's order.
@@ -139,9 +172,10 @@ TEST(PhoneMarkers, APhoneEndsAfterMaxPhoneSeconds) {
     // A model that never ends and rarely places a marker: with phones of at
     // most 0.1 s (5 frames) every phone of the text is spoken, then the end
     // is forced; without the limit the frames run to max_audio_seconds.
-    for (const bool speculative : {false, true}) {
+    for (const int mode : {0, 1, 2}) {  // plain, verified drafts, unverified drafts
         Options options = markers(100000, 8.0);
-        options.speculative = speculative;
+        options.speculative = mode == 1;
+        options.unverified = mode == 2;
         options.max_phone_seconds = 0.1;
         const Synthesis limited = synthesize(options);
         EXPECT_EQ(markers_of(limited), text_phones);
