@@ -104,34 +104,45 @@ void PhoneMarkerRule::apply_unverified(float* rows, int32_t count, int64_t vocab
     if (phones_.empty()) return;
     const auto text_begin = static_cast<size_t>(info_.text_token_offset);
     const auto text_end = text_begin + static_cast<size_t>(info_.text_token_count);
-    const bool phones_left = markers_emitted_ < phones_.size();
-    bool marker_before = markers_emitted_ > 0 && frames_since_marker_ == 0;  // the sequence ends with a marker
+    size_t markers = markers_emitted_;                              // on the path the rows draw
+    bool marker_before = markers > 0 && frames_since_marker_ == 0;  // the sequence ends with a marker
     for (int32_t r = 0; r < count; ++r) {
         float* row = rows + static_cast<size_t>(r) * static_cast<size_t>(vocab);
-        double mass = 0.0;
-        for (size_t id = text_begin; id < text_end; ++id) mass += row[id];
-        if (!(mass > 0.0)) {  // no phone ends here (the nucleus left the text ids out): the row stands
+        double text_mass = 0.0;
+        for (size_t id = text_begin; id < text_end; ++id) text_mass += row[id];
+        if (!(text_mass > 0.0)) {  // the nucleus left the text ids out: no phone ends here, the row stands
             marker_before = false;
             continue;
         }
+        // A head guesses from the committed sequence alone: what it gives
+        // the id of a phone an earlier row of this step already began is
+        // that same phone's end, not another's.
+        double mass = text_mass;
+        for (size_t k = markers_emitted_; k < markers; ++k)
+            if (std::find(phones_.begin() + static_cast<std::ptrdiff_t>(markers_emitted_),
+                          phones_.begin() + static_cast<std::ptrdiff_t>(k), phones_[k]) ==
+                phones_.begin() + static_cast<std::ptrdiff_t>(k))
+                mass -= row[phones_[k]];
+        mass = std::max(mass, 0.0);
         std::fill(row + text_begin, row + text_end, 0.0f);
         const double total = row_sum(row, vocab);
-        // Whether a phone ends here is drawn from the head's mass of all
-        // text ids: a maximum over the lattice would take the one marker
-        // over thousands of codes, each less likely, and shorten every
-        // phone. A phone lasts at least one frame (in the corpus, all but
-        // 18 of 28,082 do).
-        const bool marker = phones_left &&
-                            (total <= 0.0 || (!marker_before && random_stream_uniform(rng) * (mass + total) < mass));
+        // Whether a phone ends here is drawn: a maximum over the lattice
+        // would take the one marker over thousands of codes, each less
+        // likely, and shorten every phone. A phone lasts at least one frame
+        // (in the corpus, all but 18 of 28,082 do).
+        const bool phones_left = markers < phones_.size();
+        const bool only_text = !(total > 0.0);  // a marker is all the row allows
+        const bool marker = phones_left && (only_text || (mass > 0.0 && !marker_before &&
+                                                          random_stream_uniform(rng) * (mass + total) < mass));
         marker_before = marker;
         if (marker) {
             std::fill(row, row + vocab, 0.0f);
-            row[phones_[markers_emitted_]] = 1.0f;
-        } else if (total > 0.0) {
+            row[phones_[markers++]] = 1.0f;
+        } else if (!only_text) {
             const auto scale = static_cast<float>(1.0 / total);
             for (int64_t token = 0; token < vocab; ++token) row[token] *= scale;
         } else if (info_.end_token >= 0) {
-            row[info_.end_token] = 1.0f;  // no phone left and nothing else: the audio ends
+            row[info_.end_token] = 1.0f;  // no phone left and nothing but text ids: the audio ends
         }
     }
 }

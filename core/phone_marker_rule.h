@@ -30,10 +30,10 @@ public:
     void apply(float* logits, int64_t vocab, const cdz_token_tree* draft) override;
     void append(const int32_t* tokens, size_t count) override;
     // Unverified drafts (Viterbi over MTP heads): whether a phone ends at a
-    // row is drawn from the row's text-id mass (the row becomes the next
-    // phone's marker, or its codes and end renormalized); the chosen markers
-    // are then renamed to the phones in order; a phone at max_phone_seconds
-    // ends.
+    // row is drawn from the row's text-id mass, less what it gives phones
+    // the earlier rows began (the row becomes the next phone's marker, or
+    // its codes and end renormalized); the chosen markers are then renamed
+    // to the phones in order; a phone at max_phone_seconds ends.
     void apply_unverified(float* rows, int32_t count, int64_t vocab, cdz_rng& rng) override;
     size_t rewrite_unverified(int32_t* tokens, size_t count) override;
 

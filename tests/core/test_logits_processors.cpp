@@ -174,6 +174,40 @@ TEST(PhoneMarkerRule, DrawsWhereAnUnverifiedPhoneEndsFromTheTextMass) {
     EXPECT_LT(chi_square, 10.83) << ended << " phone ends in " << draws << " draws";
 }
 
+TEST(PhoneMarkerRule, AnUnverifiedPhoneEndsOnceForTheMassOfItsId) {
+    MarkerStages s;
+    PhoneMarkerRule rule(s.stages, max_phone_seconds(0), "rule.toml");
+    rule.start({2, 0, 3, 8}, 32);  // phones 2, 0, 3
+    // Row 0 holds text ids alone: phone 2 begins there. Row 1 holds codes
+    // alone. Row 2 gives phone 2's id 0.4, the next phone's 0.1 and codes
+    // 0.5: phone 2 has begun on this path, so its 0.4 is not another phone's
+    // end, and phone 0 begins with probability 0.1 / (0.1 + 0.5).
+    const std::vector<float> rows_in = {0.5f, 0.0f, 0.5f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f,
+                                        0.0f, 0.0f, 0.0f, 0.0f, 0.5f, 0.3f, 0.2f, 0.0f, 0.0f,
+                                        0.1f, 0.0f, 0.4f, 0.0f, 0.2f, 0.2f, 0.1f, 0.0f, 0.0f};
+    cdz_rng rng;
+    random_stream_seed(rng, 5);
+    constexpr int draws = 20000;
+    int ended = 0;
+    for (int d = 0; d < draws; ++d) {
+        std::vector<float> rows(rows_in);
+        rule.apply_unverified(rows.data(), 3, 9, rng);
+        ASSERT_EQ(rows[2], 1.0f);                                        // row 0: phone 2
+        ASSERT_EQ(std::vector<float>(rows.begin() + 9, rows.begin() + 18),  // row 1 stands
+                  std::vector<float>(rows_in.begin() + 9, rows_in.begin() + 18));
+        if (rows[18 + 0] == 1.0f) {
+            ++ended;
+        } else {
+            EXPECT_EQ(rows[18 + 2], 0.0f);
+            EXPECT_NEAR(rows[18 + 4], 0.2f / 0.5f, 1e-6);
+        }
+    }
+    const double expected = draws / 6.0;
+    const double chi_square = (ended - expected) * (ended - expected) / expected +
+                              (ended - expected) * (ended - expected) / (draws - expected);
+    EXPECT_LT(chi_square, 10.83) << ended << " phone ends in " << draws << " draws";
+}
+
 TEST(PhoneMarkerRule, RenamesUnverifiedMarkersToThePhonesInOrder) {
     MarkerStages s;
     PhoneMarkerRule rule(s.stages, max_phone_seconds(0.2), "rule.toml");  // 2 frames
