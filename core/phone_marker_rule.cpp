@@ -116,13 +116,13 @@ void PhoneMarkerRule::apply_unverified(float* rows, int32_t count, int64_t vocab
         }
         // A head guesses from the committed sequence alone: what it gives
         // the id of a phone an earlier row of this step already began is
-        // that same phone's end, not another's.
+        // that same phone's end, not another's (an id two such phones share
+        // counts once: it is zeroed as it is taken off).
         double mass = text_mass;
-        for (size_t k = markers_emitted_; k < markers; ++k)
-            if (std::find(phones_.begin() + static_cast<std::ptrdiff_t>(markers_emitted_),
-                          phones_.begin() + static_cast<std::ptrdiff_t>(k), phones_[k]) ==
-                phones_.begin() + static_cast<std::ptrdiff_t>(k))
-                mass -= row[phones_[k]];
+        for (size_t k = markers_emitted_; k < markers; ++k) {
+            mass -= row[phones_[k]];
+            row[phones_[k]] = 0.0f;
+        }
         mass = std::max(mass, 0.0);
         std::fill(row + text_begin, row + text_end, 0.0f);
         const double total = row_sum(row, vocab);

@@ -1,6 +1,7 @@
 #include "row_combinations.h"
 
 #include <cstring>
+#include <string>
 
 #include "cadenza/sdk/plugin_error.hpp"
 #include "small_matmul.h"
@@ -50,7 +51,16 @@ void combine_rows(const float* a, int64_t rows, int64_t a_stride, const float* b
 
 namespace {
 
-void add_bias(const float* bias, int64_t m, int64_t out, float* y, int64_t y_stride) {
+// The panel kernels exist in AVX-512 only; the bias is added after them.
+template <typename Weight>
+void combine_panels_with_bias(const char* name,
+                              void (*kernel)(const float*, int64_t, int64_t, const Weight*, int64_t, int64_t, float*,
+                                             int64_t),
+                              const float* x, int64_t m, int64_t x_stride, const Weight* panels, int64_t in,
+                              int64_t out, const float* bias, float* y, int64_t y_stride) {
+    if (!combine_rows_vectorized())
+        throw sdk::Error(CDZ_STATUS_INTERNAL, std::string(name) + " needs the AVX-512 kernel");
+    kernel(x, m, x_stride, panels, in, out, y, y_stride);
     if (bias)
         for (int64_t i = 0; i < m; ++i)
             for (int64_t o = 0; o < out; ++o) y[i * y_stride + o] += bias[o];
@@ -60,18 +70,14 @@ void add_bias(const float* bias, int64_t m, int64_t out, float* y, int64_t y_str
 
 void combine_panels(const float* x, int64_t m, int64_t x_stride, const float* panels, int64_t in, int64_t out,
                     const float* bias, float* y, int64_t y_stride) {
-    if (!combine_rows_vectorized())
-        throw sdk::Error(CDZ_STATUS_INTERNAL, "combine_panels needs the AVX-512 kernel");
-    combine_panels_avx512(x, m, x_stride, panels, in, out, y, y_stride);
-    add_bias(bias, m, out, y, y_stride);
+    combine_panels_with_bias("combine_panels", &combine_panels_avx512, x, m, x_stride, panels, in, out, bias, y,
+                             y_stride);
 }
 
 void combine_half_panels(const float* x, int64_t m, int64_t x_stride, const uint16_t* panels, int64_t in, int64_t out,
                          const float* bias, float* y, int64_t y_stride) {
-    if (!combine_rows_vectorized())
-        throw sdk::Error(CDZ_STATUS_INTERNAL, "combine_half_panels needs the AVX-512 kernel");
-    combine_half_panels_avx512(x, m, x_stride, panels, in, out, y, y_stride);
-    add_bias(bias, m, out, y, y_stride);
+    combine_panels_with_bias("combine_half_panels", &combine_half_panels_avx512, x, m, x_stride, panels, in, out,
+                             bias, y, y_stride);
 }
 
 }  // namespace cadenza::llama
