@@ -30,6 +30,22 @@
 //   1. for each child tried, in the order above: one host->rng_uniform u,
 //      accept iff u < min(1, r(x) / q(x));
 //   2. at the level where the walk stops: one host->sample_index over r.
+//
+// verification = "block" (Sun et al., "Block verification accelerates
+// speculative decoding", ICLR 2025, Algorithm 2) judges a chain X_1..X_g as a
+// whole; it keeps the target's distribution too, and in expectation keeps at
+// least as many tokens as the walk above (the most any valid rule keeps from
+// one drafted chain). With P_i the target row before X_i, Q_i the row X_i was
+// drawn from (one-hot without rows) and P_{g+1} the row after the chain:
+//   w_0 = 1,  w_i = min(1, w_{i-1} P_i(X_i) / Q_i(X_i))
+//   s_i = sum_x max(0, w_i P_{i+1}(x) - Q_{i+1}(x))           (i < g)
+//   h_g = w_g,  h_i = s_i / (s_i + 1 - w_i)  (0 when both are 0),  h_0 = 1
+//   tau = the largest i with u_i < h_i, u_i uniform
+//   emit X_1..X_tau, then a sample of P_{g+1} (tau = g) or of
+//   max(0, w_tau P_{tau+1} - Q_{tau+1}) (kept as P_1 if that has no mass).
+// Random numbers: u_g, u_{g-1}, ... one host->rng_uniform each, from the end
+// of the chain down to the first success, then one host->sample_index. A
+// tree that is not a single chain is walked as above.
 // Arithmetic, also shared with acceptor.bias: r and q are divided by their
 // own sums taken in double (in eight interleaved partial sums,
 // acceptor_support.h); the residual is computed in double per entry, stored
@@ -41,6 +57,7 @@
 
 #include "cadenza/plugin.h"
 #include "cadenza/sdk/plugin_class.hpp"
+#include "cadenza/sdk/plugin_params.hpp"
 #include "common/acceptor_support.h"
 
 namespace cadenza::acceptors::exact {
@@ -54,10 +71,12 @@ struct ExactAcceptor {
     void accept(const cdz_accept_input* in, cdz_accept_output* out);
 
     cdz_rng* rng = nullptr;
+    bool block_verification = false;
     // Residual scratch: two rows, reused across calls.
     std::vector<float> scratch[2];
+    // Block verification's weights w_0..w_g and the rows' sums, reused.
+    std::vector<double> weights, target_masses, draft_masses;
 };
-
 // min(1, p / q) for normalized probabilities; q = 0 (a draft its own
 // distribution calls impossible) accepts whenever the target allows it.
 double acceptance_probability(double p, double q) {
@@ -66,13 +85,80 @@ double acceptance_probability(double p, double q) {
     return ratio < 1.0 ? ratio : 1.0;
 }
 
+void emit_sample(ExactAcceptor& self, const float* row, int64_t vocab, cdz_accept_output& out) {
+    const int64_t token = sdk::host().sample_index(self.rng, row, vocab);
+    if (token < 0 || token >= vocab) fail(CDZ_STATUS_INTERNAL, "the host's sample_index failed");
+    out.emitted_tokens[out.emitted_count++] = static_cast<int32_t>(token);
+}
+
+bool is_chain(const cdz_token_tree& tree) {
+    for (int32_t i = 0; i < tree.node_count; ++i)
+        if (tree.parents[i] != i - 1) return false;
+    return true;
+}
+
+// Block verification of a chain of g >= 1 nodes (the rule in the header).
+void run_block(ExactAcceptor& self, const cdz_accept_input& in, cdz_accept_output& out) {
+    const cdz_token_tree& tree = *in.tree;
+    const int64_t vocab = in.vocab_size;
+    const int32_t g = tree.node_count;
+    const TargetRows target(in);
+    auto draft_row = [&](int32_t node) {
+        return in.draft_probabilities ? in.draft_probabilities + static_cast<int64_t>(node) * vocab : nullptr;
+    };
+    // P_{i+1} is target row i; node i holds X_{i+1}, drawn from draft row i.
+    std::vector<double>& w = self.weights;
+    std::vector<double>& target_mass = self.target_masses;
+    std::vector<double>& draft_mass = self.draft_masses;
+    w.assign(static_cast<size_t>(g) + 1, 0.0);
+    target_mass.assign(static_cast<size_t>(g), 0.0);
+    draft_mass.assign(static_cast<size_t>(g), 1.0);
+    w[0] = 1.0;
+    for (int32_t i = 0; i < g; ++i) {
+        const float* p = target.row(i);
+        target_mass[i] = row_mass(p, vocab, "target", i);
+        const int32_t x = tree.tokens[i];
+        const float* q = draft_row(i);
+        if (q) draft_mass[i] = row_mass(q, vocab, "draft", i);
+        const double q_x = q ? q[x] / draft_mass[i] : 1.0;
+        w[i + 1] = w[i] > 0.0 ? acceptance_probability(w[i] * (p[x] / target_mass[i]), q_x) : 0.0;
+    }
+    auto emit_chain = [&](int32_t count) {
+        for (int32_t i = 0; i < count; ++i) {
+            out.accepted_nodes[out.accepted_count++] = i;
+            out.emitted_tokens[out.emitted_count++] = tree.tokens[i];
+        }
+    };
+    if (sdk::host().rng_uniform(self.rng) < w[g]) {
+        emit_chain(g);
+        emit_sample(self, target.row(g), vocab, out);
+        return;
+    }
+    float* residual = self.scratch[0].data();
+    for (int32_t tau = g - 1; tau >= 1; --tau) {
+        // s_tau over P_{tau+1} (target row tau) and Q_{tau+1} (draft row tau):
+        // w P / mass is P / (mass / w).
+        const double s = w[tau] > 0.0 ? subtract_rows(target.row(tau), target_mass[tau] / w[tau], draft_row(tau),
+                                                      draft_mass[tau], tree.tokens[tau], vocab, residual)
+                                      : 0.0;
+        const double h = s > 0.0 ? s / (s + 1.0 - w[tau]) : 0.0;
+        if (sdk::host().rng_uniform(self.rng) < h) {
+            emit_chain(tau);
+            emit_sample(self, residual, vocab, out);
+            return;
+        }
+    }
+    // tau = 0: the first token's correction, as the walk's.
+    const double mass = subtract_rows(target.row(0), target_mass[0], draft_row(0), draft_mass[0], tree.tokens[0],
+                                      vocab, residual);
+    emit_sample(self, mass > 0.0 ? residual : target.row(0), vocab, out);
+}
+
 void run_accept(ExactAcceptor& self, const cdz_accept_input& in, cdz_accept_output& out) {
     const cdz_token_tree& tree = *in.tree;
     const int64_t vocab = in.vocab_size;
     const int32_t n = tree.node_count;
     const TargetRows target(in);
-    for (auto& row : self.scratch)
-        if (static_cast<int64_t>(row.size()) < vocab) row.resize(static_cast<size_t>(vocab));
 
     int32_t current = -1;  // the node whose children are judged; -1: the prefix
     for (;;) {
@@ -110,9 +196,7 @@ void run_accept(ExactAcceptor& self, const cdz_accept_input& in, cdz_accept_outp
 
         if (accepted < 0) {
             // Correction (after rejections) or bonus (no child to judge).
-            const int64_t token = sdk::host().sample_index(self.rng, residual, vocab);
-            if (token < 0 || token >= vocab) fail(CDZ_STATUS_INTERNAL, "the host's sample_index failed");
-            out.emitted_tokens[out.emitted_count++] = static_cast<int32_t>(token);
+            emit_sample(self, residual, vocab, out);
             return;
         }
         out.accepted_nodes[out.accepted_count++] = accepted;
@@ -121,8 +205,17 @@ void run_accept(ExactAcceptor& self, const cdz_accept_input& in, cdz_accept_outp
     }
 }
 
+const char* const verification_choices[] = {"token", "block", nullptr};
+
+const cdz_param_spec params[] = {
+    {"verification", CDZ_PARAM_STRING, "\"token\"", 0, 0.0, 0.0, verification_choices,
+     "\"token\": each drafted token judged in turn (recursive rejection on trees); \"block\": a chain judged as a "
+     "whole (Sun et al. 2025), keeping at least as many tokens in expectation; trees are still judged token by token"},
+};
+
 ExactAcceptor::ExactAcceptor(const cdz_instance_args& args) : rng(args.rng) {
     if (!rng) invalid("no random stream in the instance args");
+    block_verification = sdk::Params(args).string("verification") == "block";
 }
 
 void ExactAcceptor::get_info(cdz_acceptor_info* out) const {
@@ -134,7 +227,12 @@ void ExactAcceptor::get_info(cdz_acceptor_info* out) const {
 
 void ExactAcceptor::accept(const cdz_accept_input* in, cdz_accept_output* out) {
     check_accept_call(in, out, true);
-    run_accept(*this, *in, *out);
+    for (auto& row : scratch)
+        if (static_cast<int64_t>(row.size()) < in->vocab_size) row.resize(static_cast<size_t>(in->vocab_size));
+    if (block_verification && in->tree->node_count > 0 && is_chain(*in->tree))
+        run_block(*this, *in, *out);
+    else
+        run_accept(*this, *in, *out);
 }
 
 const cdz_acceptor_vtable vtable = {sizeof(cdz_acceptor_vtable), sdk::create<ExactAcceptor>,
@@ -148,10 +246,10 @@ const cdz_plugin_descriptor descriptor = {
     CDZ_PLUGIN_ABI_MINOR,
     plugin_name,
     CDZ_PLUGIN_KIND_ACCEPTOR,
-    "1.0.0",
+    "1.1.0",
     "standard speculative sampling with recursive rejection over siblings: output distributed as the target's",
-    nullptr,
-    0,
+    params,
+    sizeof(params) / sizeof(params[0]),
     sizeof(cdz_param_spec),
     &vtable,
 };

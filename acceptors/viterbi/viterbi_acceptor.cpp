@@ -81,6 +81,7 @@ struct Viterbi {
     bool prefix_transition = true;
     Lattice lattice = Lattice::per_head;
     cdz_rng* rng = nullptr;
+    bool warned_of_unused_heads = false;
 
     // Scratch, kept between calls so that a step allocates nothing once the
     // buffers have grown to the largest (n, k) seen.
@@ -234,6 +235,17 @@ void accept_heads(Viterbi& self, const cdz_accept_input* in, cdz_accept_output* 
     const int32_t node_count = in->tree->node_count;
     const int32_t n = self.heads > 0 ? std::min(self.heads, node_count) : node_count;
     const int32_t k = self.top_k;
+    if (n < node_count && !self.warned_of_unused_heads) {
+        self.warned_of_unused_heads = true;
+        if (sdk::host().log_enabled(CDZ_LOG_WARN)) {
+            const std::string message =
+                "heads = " + std::to_string(self.heads) + " but the drafter proposes " + std::to_string(node_count) +
+                " tokens a step: it computes " + std::to_string(node_count - n) +
+                " rows nobody uses (and a phone-marker rule draws in them); give the drafter " +
+                std::to_string(self.heads) + " heads (draft.mtp: num_heads = " + std::to_string(self.heads) + ")";
+            sdk::host().log(CDZ_LOG_WARN, plugin_name, message.c_str());
+        }
+    }
 
     // 1. Each head's top-k.
     self.candidates.resize(static_cast<size_t>(n) * k);

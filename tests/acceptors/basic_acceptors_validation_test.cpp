@@ -207,13 +207,18 @@ TEST(BasicAcceptorSchemas, OutOfRangeAndMistypedParametersAreRejectedWithPositio
     EXPECT_TRUE(has_error_at(schema_errors(table_of("acceptor.tolerance", "tau = 0\n")), 3, "tau"));
     EXPECT_TRUE(has_error_at(schema_errors(table_of("acceptor.tolerance", "tau = 65\n")), 3, "tau"));
     EXPECT_TRUE(has_error_at(schema_errors(table_of("acceptor.tolerance", "tau = 2.5\n")), 3, "tau"));
-    // acceptor.exact has no parameters at all.
+    // acceptor.exact has one parameter, a choice.
     EXPECT_TRUE(has_error_at(schema_errors(table_of("acceptor.exact", "beta = 0.1\n")), 3, "beta"));
+    EXPECT_TRUE(has_error_at(schema_errors(table_of("acceptor.exact", "verification = \"blocks\"\n")), 3,
+                             "verification"));
+    EXPECT_TRUE(has_error_at(schema_errors(table_of("acceptor.exact", "verification = 1\n")), 3, "verification"));
     // The bounds themselves are valid.
     EXPECT_TRUE(schema_errors(table_of("acceptor.bias", "beta = 0\n")).empty());
     EXPECT_TRUE(schema_errors(table_of("acceptor.bias", "beta = 1\n")).empty());
     EXPECT_TRUE(schema_errors(table_of("acceptor.tolerance", "tau = 1\n")).empty());
     EXPECT_TRUE(schema_errors(table_of("acceptor.tolerance", "tau = 64\n")).empty());
+    EXPECT_TRUE(schema_errors(table_of("acceptor.exact", "verification = \"block\"\n")).empty());
+    EXPECT_TRUE(schema_errors(table_of("acceptor.exact", "verification = \"token\"\n")).empty());
 }
 
 }  // namespace

@@ -24,6 +24,8 @@
 #include <vector>
 
 #include <gtest/gtest.h>
+#include <spdlog/sinks/ostream_sink.h>
+#include <spdlog/spdlog.h>
 
 #include "acceptor_harness.h"
 #include "error.h"
@@ -291,6 +293,40 @@ TEST(ViterbiAcceptor, HeadsLimitsEmittedTokens) {
                        std::vector<float>(heads.rows.begin(), heads.rows.begin() + used * vocab), vocab, q,
                        "heads = " + std::to_string(limit));
     }
+}
+
+TEST(ViterbiAcceptor, WarnsOnceWhenTheDrafterProposesHeadsItDoesNotUse) {
+    std::mt19937_64 rng(78);
+    TempDir dir;
+    const int64_t vocab = 20;
+    random_dense(rng, vocab).save((dir / "q.cdztrn").string());
+    const Heads heads = random_heads(rng, 6, vocab);
+    std::ostringstream log;
+    auto sink = std::make_shared<spdlog::sinks::ostream_sink_mt>(log);
+    spdlog::default_logger()->sinks().push_back(sink);
+    const auto level = spdlog::default_logger()->level();
+    spdlog::set_level(spdlog::level::warn);
+    auto warnings = [&](const std::string& params, int calls) {
+        log.str("");
+        AcceptorHarness harness(table(dir / "q.cdztrn", 3, params));
+        for (int c = 0; c < calls; ++c) harness.accept(heads.tokens, chain_parents(6), vocab, {}, heads.rows);
+        const std::string text = log.str();
+        size_t count = 0;
+        for (size_t at = text.find("rows nobody uses"); at != std::string::npos; at = text.find("rows nobody uses", at + 1))
+            ++count;
+        return std::make_pair(count, text);
+    };
+    const auto fewer = warnings("heads = 4\n", 3);
+    const auto all = warnings("heads = 6\n", 3);
+    const auto every = warnings("", 3);
+    spdlog::default_logger()->sinks().pop_back();
+    spdlog::set_level(level);
+    EXPECT_EQ(fewer.first, 1u) << fewer.second;
+    EXPECT_NE(fewer.second.find("heads = 4 but the drafter proposes 6 tokens a step"), std::string::npos)
+        << fewer.second;
+    EXPECT_NE(fewer.second.find("num_heads = 4"), std::string::npos) << fewer.second;
+    EXPECT_EQ(all.first, 0u) << all.second;
+    EXPECT_EQ(every.first, 0u) << every.second;
 }
 
 TEST(ViterbiAcceptor, FirstStateIsSampledFromHeadOneTopK) {
