@@ -40,6 +40,17 @@ double cost_at(const Engine::CostProfile& costs, double size) {
     return seconds.back() * size / sizes.back();
 }
 
+double verifying_pass_seconds(const PipelineRun& run, double evaluated) {
+    // A verifying step evaluates its n drafted nodes and the pending token:
+    // the mean of cost(n + 1) over the steps, not the cost of the mean n.
+    const std::vector<int64_t>& steps = run.stats.steps_by_draft_nodes();
+    if (!run.verifies || run.stats.steps() == 0 || steps.empty()) return cost_at(run.costs, evaluated);
+    double seconds = 0.0;
+    for (size_t n = 0; n < steps.size(); ++n)
+        if (steps[n] > 0) seconds += static_cast<double>(steps[n]) * cost_at(run.costs, static_cast<double>(n) + 1.0);
+    return seconds / static_cast<double>(run.stats.steps());
+}
+
 PipelineFigures compute_figures(const PipelineRun& run, const PipelineRun& baseline) {
     PipelineFigures f;
     const DecodingStats& s = run.stats;
@@ -74,7 +85,7 @@ PipelineFigures compute_figures(const PipelineRun& run, const PipelineRun& basel
     const double step_alone = run.costs.step_size > 0 ? cost_at(run.costs, run.costs.step_size) : 0.0;
     if (run.has_drafter && step_alone > 0 && run.costs.step_after_proposal_seconds > 0)
         f.pass_after_proposal_ratio = run.costs.step_after_proposal_seconds / step_alone;
-    f.verify_relative_cost = cost_at(run.costs, evaluated) * f.pass_after_proposal_ratio / one;
+    f.verify_relative_cost = verifying_pass_seconds(run, evaluated) * f.pass_after_proposal_ratio / one;
     const double level_seconds = run.costs.draft_level_seconds > 0 ? run.costs.draft_level_seconds
                                  : run.costs.draft_depth > 0      ? run.costs.draft_seconds / run.costs.draft_depth
                                                                   : 0.0;
@@ -189,7 +200,7 @@ void print_bench_details(std::ostream& out, const std::vector<PipelineRun>& runs
     }
     out << "\nceiling = (p + 1) / (p + D / E): E the mean accepted length, D = cost(nodes + 1) / cost(1) x (the "
            "step's pass after a proposal / alone) + depth * draft / target with nodes and depth as the loop drafted "
-           "them per step, p the prompts' prefill per "
+           "them (the pass's cost averaged over the steps, the levels per step), p the prompts' prefill per "
            "generated token in one-token passes (the same work in every pipeline, which no draft removes); the "
            "steps alone, E / D, are decode_ceiling in the JSON and CSV\n";
     for (size_t i = 0; i < runs.size(); ++i)

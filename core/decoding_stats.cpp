@@ -18,6 +18,9 @@ void DecodingStats::record_step(int32_t tree_depth, int32_t tree_nodes, int32_t 
     }
     for (int32_t d = 0; d < tree_depth; ++d) ++offered_at_depth_[d];
     for (int32_t d = 0; d < accepted_depth && d < tree_depth; ++d) ++accepted_at_depth_[d];
+    const auto nodes = static_cast<size_t>(std::max(tree_nodes, 0));
+    if (steps_by_nodes_.size() <= nodes) steps_by_nodes_.resize(nodes + 1, 0);
+    ++steps_by_nodes_[nodes];
 }
 
 double DecodingStats::mean_accepted_length() const {
@@ -93,6 +96,8 @@ void DecodingStats::add(const DecodingStats& other) {
         offered_at_depth_.resize(other.offered_at_depth_.size(), 0);
         accepted_at_depth_.resize(other.accepted_at_depth_.size(), 0);
     }
+    if (steps_by_nodes_.size() < other.steps_by_nodes_.size()) steps_by_nodes_.resize(other.steps_by_nodes_.size(), 0);
+    for (size_t n = 0; n < other.steps_by_nodes_.size(); ++n) steps_by_nodes_[n] += other.steps_by_nodes_[n];
     for (size_t d = 0; d < other.offered_at_depth_.size(); ++d) {
         offered_at_depth_[d] += other.offered_at_depth_[d];
         accepted_at_depth_[d] += other.accepted_at_depth_[d];

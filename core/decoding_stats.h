@@ -47,6 +47,9 @@ public:
     // dynamic length drafts fewer than its maximum).
     double mean_draft_depth() const;
     double mean_draft_nodes() const;
+    // Steps by the number of nodes they drafted: entry n counts the steps of
+    // n nodes (what a verifying step's pass evaluates is n + 1 tokens).
+    const std::vector<int64_t>& steps_by_draft_nodes() const { return steps_by_nodes_; }
     // Fraction of steps reaching depth d + 1 that accepted it.
     std::vector<double> acceptance_by_depth() const;
 
@@ -68,6 +71,7 @@ private:
     int64_t draft_passes_ = 0;
     std::vector<int64_t> offered_at_depth_;
     std::vector<int64_t> accepted_at_depth_;
+    std::vector<int64_t> steps_by_nodes_;
 };
 
 // Adds the time between construction and destruction to a counter.

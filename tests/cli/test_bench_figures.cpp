@@ -77,6 +77,23 @@ TEST(BenchFigures, DynamicLengthCostsTheLevelsAndNodesTheLoopDrafted) {
     EXPECT_NEAR(f.ceiling, 2.0 / (1.3 * 1.1 + 3 * 0.1), 1e-12);
 }
 
+TEST(BenchFigures, StepsOfDifferentSizesPayTheMeanOfTheirCosts) {
+    // A cost curve that is not linear: 3 tokens cost less than 2 and 4 on
+    // average. Steps of 1 and 3 nodes in turn evaluate 2 and 4 tokens: the
+    // pass costs (1.15 + 1.31) / 2 = 1.23, not cost(3) = 1.13.
+    std::vector<int32_t> depths;
+    for (int i = 0; i < 50; ++i) depths.insert(depths.end(), {1, 3});
+    PipelineRun run = chain_run(depths, 2, 0.0);
+    run.costs.sizes = {1, 2, 3, 4, 5};
+    run.costs.verify_seconds = {1.0e-3, 1.15e-3, 1.13e-3, 1.31e-3, 1.27e-3};
+    run.costs.step_after_proposal_seconds = 1.27e-3;  // ratio 1
+    run.stats.loop_seconds = 0.1;
+    const PipelineFigures f = compute_figures(run, plain_run(200, 0.2));
+    EXPECT_NEAR(f.draft_nodes_per_step, 2.0, 1e-12);
+    EXPECT_NEAR(f.verify_relative_cost, 1.23, 1e-12);
+    EXPECT_NEAR(f.ceiling, 2.0 / (1.23 + 2 * 0.1), 1e-12);
+}
+
 TEST(BenchFigures, NotVerifyingEvaluatesTheTokensItEmitted) {
     PipelineRun run = chain_run(std::vector<int32_t>(100, 4), 4, 0.0);
     run.verifies = false;
