@@ -37,16 +37,24 @@ enum class Rule {
     residual_not_cumulative        // each rejection sets r = norm(max(0, p - q)) from p, not from r
 };
 
+// Row `row` of rows [*, V], divided by its sum, in double.
+std::vector<double> normalized_row(const std::vector<float>& rows, int64_t V, int64_t row) {
+    std::vector<double> p(rows.begin() + row * V, rows.begin() + (row + 1) * V);
+    double total = 0.0;
+    for (double v : p) total += v;
+    for (double& v : p) v /= total;
+    return p;
+}
+
+int32_t draw_from(const std::vector<double>& p, std::mt19937_64& generator) {
+    std::discrete_distribution<int32_t> distribution(p.begin(), p.end());
+    return distribution(generator);
+}
+
 AcceptResult reference_accept(const Step& step, int64_t V, std::mt19937_64& generator, Rule rule) {
     std::uniform_real_distribution<double> uniform(0.0, 1.0);
     const int32_t n = static_cast<int32_t>(step.tokens.size());
-    auto normalized = [&](const std::vector<float>& rows, int64_t row) {
-        std::vector<double> p(rows.begin() + row * V, rows.begin() + (row + 1) * V);
-        double total = 0.0;
-        for (double v : p) total += v;
-        for (double& v : p) v /= total;
-        return p;
-    };
+    auto normalized = [&](const std::vector<float>& rows, int64_t row) { return normalized_row(rows, V, row); };
     auto residual_of = [&](const std::vector<double>& r, const std::vector<double>& q) {
         std::vector<double> next(r.size());
         double total = 0.0;
@@ -55,10 +63,7 @@ AcceptResult reference_accept(const Step& step, int64_t V, std::mt19937_64& gene
         for (double& v : next) v /= total;
         return next;
     };
-    auto sample = [&](const std::vector<double>& p) {
-        std::discrete_distribution<int32_t> distribution(p.begin(), p.end());
-        return distribution(generator);
-    };
+    auto sample = [&](const std::vector<double>& p) { return draw_from(p, generator); };
     AcceptResult result;
     int32_t current = -1;
     for (;;) {
@@ -100,13 +105,7 @@ AcceptFunction reference(Rule rule, uint64_t seed) {
 AcceptResult reference_block(const Step& step, int64_t V, std::mt19937_64& generator, bool stop_by_weight) {
     std::uniform_real_distribution<double> uniform(0.0, 1.0);
     const auto g = static_cast<int32_t>(step.tokens.size());
-    auto row = [&](const std::vector<float>& rows, int64_t r) {
-        std::vector<double> p(rows.begin() + r * V, rows.begin() + (r + 1) * V);
-        double total = 0.0;
-        for (double v : p) total += v;
-        for (double& v : p) v /= total;
-        return p;
-    };
+    auto row = [&](const std::vector<float>& rows, int64_t r) { return normalized_row(rows, V, r); };
     auto draft = [&](int32_t i) {
         if (!step.draft.empty()) return row(step.draft, i);
         std::vector<double> q(static_cast<size_t>(V), 0.0);
@@ -119,10 +118,7 @@ AcceptResult reference_block(const Step& step, int64_t V, std::mt19937_64& gener
         for (size_t x = 0; x < p.size(); ++x) r[x] = std::max(0.0, w * p[x] - q[x]);
         return r;
     };
-    auto sample = [&](const std::vector<double>& p) {
-        std::discrete_distribution<int32_t> distribution(p.begin(), p.end());
-        return distribution(generator);
-    };
+    auto sample = [&](const std::vector<double>& p) { return draw_from(p, generator); };
     std::vector<double> w(static_cast<size_t>(g) + 1, 1.0);
     for (int32_t i = 0; i < g; ++i) {
         const int32_t x = step.tokens[i];
@@ -297,35 +293,6 @@ TEST(ExactAcceptor, BlockVerificationWalksTreesTokenByToken) {
     }
 }
 
-TEST(ExactAcceptor, BlockVerificationAtTemperatureZeroIsArgmaxMatchingOnChains) {
-    const AcceptorHarness harness(table_of("acceptor.exact", block_verification), 616);
-    std::mt19937_64 generator(67);
-    for (int c = 0; c < 500; ++c) {
-        const int64_t V = std::uniform_int_distribution<int64_t>(2, 12)(generator);
-        const int32_t n = std::uniform_int_distribution<int32_t>(1, 8)(generator);
-        std::vector<int32_t> parents(static_cast<size_t>(n)), argmax(static_cast<size_t>(n) + 1),
-            tokens(static_cast<size_t>(n));
-        for (int32_t i = 0; i < n; ++i) parents[static_cast<size_t>(i)] = i - 1;
-        for (auto& a : argmax) a = std::uniform_int_distribution<int32_t>(0, static_cast<int32_t>(V) - 1)(generator);
-        for (int32_t i = 0; i < n; ++i)
-            tokens[static_cast<size_t>(i)] =
-                std::bernoulli_distribution(0.7)(generator)
-                    ? argmax[static_cast<size_t>(i)]
-                    : std::uniform_int_distribution<int32_t>(0, static_cast<int32_t>(V) - 1)(generator);
-        std::vector<float> draft;
-        for (int32_t i = 0; i < n; ++i) {
-            const std::vector<float> q = dirichlet(V, 1.0, generator);
-            draft.insert(draft.end(), q.begin(), q.end());
-        }
-        const AcceptResult expected = argmax_walk(tokens, parents, argmax);
-        for (const auto& rows : {draft, std::vector<float>{}}) {
-            const AcceptResult result = harness.accept(tokens, parents, V, one_hot_rows(argmax, V), rows);
-            ASSERT_EQ(result.accepted_nodes, expected.accepted_nodes) << "case " << c;
-            ASSERT_EQ(result.emitted, expected.emitted) << "case " << c;
-        }
-    }
-}
-
 TEST(ExactAcceptor, GreedyDraftsWithoutProbabilitiesKeepTargetDistribution) {
     // Top-3 distinct tokens of q at the root, top-2 below each, no draft rows:
     // q is one-hot, so the residual removes each rejected token in turn.
@@ -392,19 +359,22 @@ TEST(ExactAcceptor, TemperatureZeroIsArgmaxMatchingOnHandMadeTrees) {
     }
 }
 
-TEST(ExactAcceptor, TemperatureZeroIsArgmaxMatchingOnRandomTrees) {
-    const AcceptorHarness harness(table_of("acceptor.exact"), 606);
-    std::mt19937_64 generator(66);
+// At temperature 0 (one-hot target rows) the acceptor keeps the drafts
+// equal to the argmax and emits the argmax after them, on random trees (or
+// chains), with random draft rows and without any; `match` of the drafts
+// are the argmax of the row they are judged against.
+void expect_argmax_matching(const AcceptorHarness& harness, std::mt19937_64& generator, bool chains, double match) {
     for (int c = 0; c < 500; ++c) {
         const int64_t V = std::uniform_int_distribution<int64_t>(2, 12)(generator);
-        const int32_t n = std::uniform_int_distribution<int32_t>(0, 12)(generator);
-        const std::vector<int32_t> parents = random_shape(n, generator);
+        const int32_t n = std::uniform_int_distribution<int32_t>(chains ? 1 : 0, chains ? 8 : 12)(generator);
+        std::vector<int32_t> parents = random_shape(n, generator);
+        if (chains)
+            for (int32_t i = 0; i < n; ++i) parents[static_cast<size_t>(i)] = i - 1;
         std::vector<int32_t> argmax(static_cast<size_t>(n) + 1), tokens(static_cast<size_t>(n));
         for (auto& a : argmax) a = std::uniform_int_distribution<int32_t>(0, static_cast<int32_t>(V) - 1)(generator);
-        // Half the drafts are the argmax of the row they are judged against.
         for (int32_t i = 0; i < n; ++i)
             tokens[static_cast<size_t>(i)] =
-                std::bernoulli_distribution(0.5)(generator)
+                std::bernoulli_distribution(match)(generator)
                     ? argmax[static_cast<size_t>(parents[static_cast<size_t>(i)] + 1)]
                     : std::uniform_int_distribution<int32_t>(0, static_cast<int32_t>(V) - 1)(generator);
         std::vector<float> draft;
@@ -413,10 +383,24 @@ TEST(ExactAcceptor, TemperatureZeroIsArgmaxMatchingOnRandomTrees) {
             draft.insert(draft.end(), q.begin(), q.end());
         }
         const AcceptResult expected = argmax_walk(tokens, parents, argmax);
-        const AcceptResult result = harness.accept(tokens, parents, V, one_hot_rows(argmax, V), draft);
-        ASSERT_EQ(result.accepted_nodes, expected.accepted_nodes) << "case " << c;
-        ASSERT_EQ(result.emitted, expected.emitted) << "case " << c;
+        for (const auto& rows : {draft, std::vector<float>{}}) {
+            const AcceptResult result = harness.accept(tokens, parents, V, one_hot_rows(argmax, V), rows);
+            ASSERT_EQ(result.accepted_nodes, expected.accepted_nodes) << "case " << c;
+            ASSERT_EQ(result.emitted, expected.emitted) << "case " << c;
+        }
     }
+}
+
+TEST(ExactAcceptor, TemperatureZeroIsArgmaxMatchingOnRandomTrees) {
+    const AcceptorHarness harness(table_of("acceptor.exact"), 606);
+    std::mt19937_64 generator(66);
+    expect_argmax_matching(harness, generator, /*chains=*/false, 0.5);
+}
+
+TEST(ExactAcceptor, BlockVerificationAtTemperatureZeroIsArgmaxMatchingOnChains) {
+    const AcceptorHarness harness(table_of("acceptor.exact", block_verification), 616);
+    std::mt19937_64 generator(67);
+    expect_argmax_matching(harness, generator, /*chains=*/true, 0.7);
 }
 
 TEST(ExactAcceptor, SameSeedReproducesTheRun) {
