@@ -40,9 +40,13 @@ double cost_at(const Engine::CostProfile& costs, double size) {
     return seconds.back() * size / sizes.back();
 }
 
-double verifying_pass_seconds(const PipelineRun& run, double evaluated) {
-    // A verifying step evaluates its n drafted nodes and the pending token:
-    // the mean of cost(n + 1) over the steps, not the cost of the mean n.
+namespace {
+
+// Seconds of the target's pass a step of `run` pays, from its measured costs.
+// A verifying step evaluates its n drafted nodes and the pending token: the
+// mean of cost(n + 1) over the steps, not the cost of the mean n. Otherwise
+// cost(evaluated).
+double step_pass_seconds(const PipelineRun& run, double evaluated) {
     const std::vector<int64_t>& steps = run.stats.steps_by_draft_nodes();
     if (!run.verifies || run.stats.steps() == 0 || steps.empty()) return cost_at(run.costs, evaluated);
     double seconds = 0.0;
@@ -50,6 +54,8 @@ double verifying_pass_seconds(const PipelineRun& run, double evaluated) {
         if (steps[n] > 0) seconds += static_cast<double>(steps[n]) * cost_at(run.costs, static_cast<double>(n) + 1.0);
     return seconds / static_cast<double>(run.stats.steps());
 }
+
+}  // namespace
 
 PipelineFigures compute_figures(const PipelineRun& run, const PipelineRun& baseline) {
     PipelineFigures f;
@@ -85,7 +91,7 @@ PipelineFigures compute_figures(const PipelineRun& run, const PipelineRun& basel
     const double step_alone = run.costs.step_size > 0 ? cost_at(run.costs, run.costs.step_size) : 0.0;
     if (run.has_drafter && step_alone > 0 && run.costs.step_after_proposal_seconds > 0)
         f.pass_after_proposal_ratio = run.costs.step_after_proposal_seconds / step_alone;
-    f.verify_relative_cost = verifying_pass_seconds(run, evaluated) * f.pass_after_proposal_ratio / one;
+    f.verify_relative_cost = step_pass_seconds(run, evaluated) * f.pass_after_proposal_ratio / one;
     const double level_seconds = run.costs.draft_level_seconds > 0 ? run.costs.draft_level_seconds
                                  : run.costs.draft_depth > 0      ? run.costs.draft_seconds / run.costs.draft_depth
                                                                   : 0.0;

@@ -62,11 +62,6 @@ struct PipelineFigures {
 // Linear interpolation of the measured costs at `size` tokens.
 double cost_at(const Engine::CostProfile& costs, double size);
 
-// Seconds of the pass a step of `run` pays, from its measured costs: for a
-// verifying run with steps, the mean over its steps of cost(nodes + 1);
-// otherwise cost(evaluated).
-double verifying_pass_seconds(const PipelineRun& run, double evaluated);
-
 PipelineFigures compute_figures(const PipelineRun& run, const PipelineRun& baseline);
 
 // A column a suite adds: to the table (between `realized` and the time

@@ -11,7 +11,6 @@ void DecodingStats::record_step(int32_t tree_depth, int32_t tree_nodes, int32_t 
     tokens_ += tokens_emitted;
     accepted_drafts_ += accepted_depth;
     drafted_levels_ += tree_depth;
-    drafted_nodes_ += tree_nodes;
     if (offered_at_depth_.size() < static_cast<size_t>(tree_depth)) {
         offered_at_depth_.resize(tree_depth, 0);
         accepted_at_depth_.resize(tree_depth, 0);
@@ -34,7 +33,9 @@ double DecodingStats::mean_draft_depth() const {
 }
 
 double DecodingStats::mean_draft_nodes() const {
-    return steps_ ? static_cast<double>(drafted_nodes_) / static_cast<double>(steps_) : 0.0;
+    int64_t nodes = 0;
+    for (size_t n = 0; n < steps_by_nodes_.size(); ++n) nodes += static_cast<int64_t>(n) * steps_by_nodes_[n];
+    return steps_ ? static_cast<double>(nodes) / static_cast<double>(steps_) : 0.0;
 }
 
 std::vector<double> DecodingStats::acceptance_by_depth() const {
@@ -89,7 +90,6 @@ void DecodingStats::add(const DecodingStats& other) {
     steps_ += other.steps_;
     accepted_drafts_ += other.accepted_drafts_;
     drafted_levels_ += other.drafted_levels_;
-    drafted_nodes_ += other.drafted_nodes_;
     target_passes_ += other.target_passes_;
     draft_passes_ += other.draft_passes_;
     if (offered_at_depth_.size() < other.offered_at_depth_.size()) {

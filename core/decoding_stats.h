@@ -66,12 +66,11 @@ private:
     int64_t steps_ = 0;
     int64_t accepted_drafts_ = 0;
     int64_t drafted_levels_ = 0;
-    int64_t drafted_nodes_ = 0;
     int64_t target_passes_ = 0;
     int64_t draft_passes_ = 0;
     std::vector<int64_t> offered_at_depth_;
     std::vector<int64_t> accepted_at_depth_;
-    std::vector<int64_t> steps_by_nodes_;
+    std::vector<int64_t> steps_by_nodes_;  // see steps_by_draft_nodes()
 };
 
 // Adds the time between construction and destruction to a counter.

@@ -77,6 +77,7 @@ struct ExactAcceptor {
     // Block verification's weights w_0..w_g and the rows' sums, reused.
     std::vector<double> weights, target_masses, draft_masses;
 };
+
 // min(1, p / q) for normalized probabilities; q = 0 (a draft its own
 // distribution calls impossible) accepts whenever the target allows it.
 double acceptance_probability(double p, double q) {
