@@ -110,6 +110,26 @@ TEST(FrontendEspeak, AVoiceSpeaksItsOwnScriptAndLatin) {
     EXPECT_NE(refusal_of(korean, "\xE1\x86\x86").find("U+1186"), std::string::npos);  // archaic: never passed
 }
 
+// espeak-ng 1.51 smashes its stack on "d." followed by 167 letters (found by
+// fuzz_frontend_text): without the limit this test aborts the program.
+TEST(FrontendEspeak, ALongWordAfterASingleLetterAbbreviationIsRefusedBeforeEspeakNg) {
+    Frontend english(espeak);
+    const std::string too_long = refusal_of(english, "Say d." + std::string(200, '$') + "\nln");
+    EXPECT_NE(too_long.find("characters 5-206"), std::string::npos) << too_long;
+    EXPECT_NE(too_long.find("202 characters long"), std::string::npos) << too_long;
+    EXPECT_NE(too_long.find("up to 128 bytes"), std::string::npos) << too_long;
+    EXPECT_NE(refusal_of(english, "a.b." + std::string(170, 'c')), "");
+    // U+023A is two bytes and lower-cases to three ("d." and 60 of them
+    // smash the stack): 42 count 2 + 42 * 3 = 128 bytes, 43 count 131.
+    std::string capitals = "d.";
+    for (int i = 0; i < 42; ++i) capitals += "\xC8\xBA";
+    EXPECT_EQ(refusal_of(english, capitals), "");
+    EXPECT_NE(refusal_of(english, capitals + "\xC8\xBA"), "");
+    EXPECT_EQ(refusal_of(english, "d." + std::string(126, 'a')), "");             // 128 bytes: spoken
+    EXPECT_EQ(refusal_of(english, std::string(300, 'a') + ". Done."), "");       // no dot inside
+    EXPECT_EQ(refusal_of(english, "d. " + std::string(300, 'a')), "");           // the dot ends a word
+}
+
 TEST(FrontendChars, InvalidUtf8IsAnErrorNamingTheByte) {
     Frontend frontend(chars);
     try {
