@@ -9,6 +9,7 @@
 #include <optional>
 
 #include "cadenza/sdk/plugin_error.hpp"
+#include "child_process_worker.h"
 #include "utf8.h"
 
 namespace cadenza::frontend::espeak {
@@ -121,17 +122,25 @@ std::string voice_language(const std::string& voice) {
 std::string text_to_ipa(const std::string& voice, const std::string& text) {
     const std::lock_guard<std::mutex> lock(g_mutex);
     if (!g_data_path) throw sdk::Error(CDZ_STATUS_INTERNAL, "espeak-ng is not initialized");
-    select_voice(voice);
-    std::string ipa;
-    const void* position = text.c_str();
-    while (position) {
-        const char* clause = espeak_TextToPhonemes(&position, espeakCHARS_UTF8, espeakPHONEMES_IPA);
-        if (!clause) break;
-        if (!*clause) continue;
-        if (!ipa.empty()) ipa.push_back(' ');
-        ipa += clause;
-    }
-    return ipa;
+    // espeak-ng 1.51 overflows stack buffers on some text ("s'" 220 times;
+    // docs/reliability.md), so the conversion runs in a child process.
+    static ChildProcessWorker worker(
+        [](const std::string& request) {
+            const size_t separator = request.find('\0');
+            select_voice(request.substr(0, separator));
+            std::string ipa;
+            const void* position = request.c_str() + separator + 1;
+            while (position) {
+                const char* clause = espeak_TextToPhonemes(&position, espeakCHARS_UTF8, espeakPHONEMES_IPA);
+                if (!clause) break;
+                if (!*clause) continue;
+                if (!ipa.empty()) ipa.push_back(' ');
+                ipa += clause;
+            }
+            return ipa;
+        },
+        "espeak-ng converting the text to phonemes");
+    return worker.call(voice + '\0' + text);
 }
 
 }  // namespace cadenza::frontend::espeak

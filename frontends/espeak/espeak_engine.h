@@ -20,7 +20,9 @@ void initialize(const std::string& data_path);
 std::string voice_language(const std::string& voice);
 
 // The IPA of UTF-8 `text` spoken with `voice`: espeak-ng's clauses joined
-// with a space. Requires initialize().
+// with a space, converted in a child process (child_process_worker.h).
+// Requires initialize(). Throws sdk::Error when espeak-ng crashes, hangs
+// or answers too much on this text; the next call starts a fresh child.
 std::string text_to_ipa(const std::string& voice, const std::string& text);
 
 }  // namespace cadenza::frontend::espeak
