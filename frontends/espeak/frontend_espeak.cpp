@@ -4,7 +4,6 @@
 #include <vector>
 
 #include "cadenza/plugin.h"
-#include "dotted_run_limit.h"
 #include "espeak_engine.h"
 #include "cadenza/sdk/plugin_error.hpp"
 #include "cadenza/sdk/plugin_class.hpp"
@@ -29,10 +28,7 @@ public:
 
     DLManagedTensor* encode(const char* utf8_text) const {
         if (!utf8_text) throw sdk::Error(CDZ_STATUS_INVALID_ARGUMENT, "the text is NULL");
-        // strict: espeak-ng would guess at bad bytes
-        const std::u32string code_points = decode_utf8_or_throw(utf8_text);
-        scripts_.check(code_points);
-        espeak::check_dotted_runs(code_points);
+        scripts_.check(decode_utf8_or_throw(utf8_text));  // strict: espeak-ng would guess at bad bytes
         const std::string ipa = espeak::text_to_ipa(voice_, utf8_text);
         if (common_.log().enabled(CDZ_LOG_TRACE)) common_.log().write(CDZ_LOG_TRACE, "IPA: " + ipa);
         const std::vector<int32_t> ids = encode_symbols(common_.vocabulary(), tokenize_ipa(ipa), common_.encoder(),
