@@ -49,6 +49,9 @@ const cdz_param_spec params[] = {
     {"prefill_threads", CDZ_PARAM_INT, "0", 1, 0, 1024, nullptr,
      "threads that split the prompt's prefill (a pass of 64 tokens or more, the same result to the bit); 0: one per "
      "core"},
+    {"decode_threads", CDZ_PARAM_INT, "1", 1, 0, 1024, nullptr,
+     "threads that split each smaller pass (a decoding step or a verification) by the matrices' columns, the same "
+     "result to the bit; the others are kept between passes; 0: one per core (and at most one per core)"},
     {"max_positions", CDZ_PARAM_INT, "0", 1, 0, 1048576, nullptr,
      "longest sequence; 0: the config's max_position_embeddings"},
     {"weight_precision", CDZ_PARAM_STRING, "\"float32\"", 0, 0, 0, weight_precision_choices, weight_precision_help},
@@ -111,6 +114,7 @@ cdz_status* create(const cdz_instance_args* args, void** out_ctx) {
         pack_panels_with_precision(*backbone->model, values.string("weight_precision"), plugin_name);
         backbone->info.weight_bytes = backbone->model->streamed_weight_bytes();
         backbone->model->set_prefill_threads(static_cast<int>(values.integer("prefill_threads")));
+        backbone->model->set_decode_threads(static_cast<int>(values.integer("decode_threads")));
         *out_ctx = backbone.release();
     });
 }

@@ -9,6 +9,7 @@
 #include "cadenza/sdk/plugin_error.hpp"
 #include "llama_model.h"
 #include "parallel_parts.h"
+#include "pass_helpers.h"
 #include "probability_row.h"
 #include "row_combinations.h"
 #include "small_matmul.h"
@@ -45,9 +46,71 @@ void swiglu(const float* gate, const float* up, int64_t count, float* out) {
     for (int64_t i = 0; i < count; ++i) out[i] = gate[i] / (1.0f + out[i]) * up[i];
 }
 
+// What the attention of a pass reads besides the rows.
+struct AttentionShape {
+    int64_t n, prefix, seen, capacity, dim, group, qw;
+    float scale;
+    const std::vector<uint8_t>& visible;  // [n, n]: which pending nodes each node sees
+    bool by_combination;  // scores as combinations of key columns (else the small-m kernel, all n nodes at once)
+    MatmulKernel kernel;
+};
+
+// Key/value head h's group of query heads for the nodes [begin, end): their
+// scores against the cache's prefix and the pending nodes each may see, the
+// softmax, and the weighted value rows into those heads' columns of
+// `attended` [n, qw]. `grouped` [group * n * dim] and `scores` [group * n *
+// seen] are working rows: row (j, i) is query head h * group + j of node i.
+void attend_group(const AttentionShape& a, const KvCache& cache, int64_t layer, int64_t h, int64_t begin,
+                  int64_t end, const float* q, float* grouped, float* scores, float* attended) {
+    const int64_t n = a.n, seen = a.seen, dim = a.dim, group = a.group, rows = end - begin;
+    const float negative_infinity = -std::numeric_limits<float>::infinity();
+    const float* values = cache.value_rows(layer) + h * a.capacity * dim;
+    for (int64_t j = 0; j < group; ++j)
+        for (int64_t i = begin; i < end; ++i)
+            std::memcpy(&grouped[(j * n + i) * dim], &q[i * a.qw + (h * group + j) * dim], sizeof(float) * dim);
+    if (a.by_combination)
+        for (int64_t j = 0; j < group; ++j)
+            combine_rows(&grouped[(j * n + begin) * dim], rows, dim, cache.key_columns(layer) + h * dim * a.capacity,
+                         dim, a.capacity, seen, &scores[(j * n + begin) * seen], seen);
+    else  // one part: every row of the group at once
+        small_matmul_rows(a.kernel, grouped, group * n, dim, cache.key_rows(layer) + h * a.capacity * dim, seen, dim,
+                          nullptr, scores, seen, /*split=*/false);
+    for (int64_t j = 0; j < group; ++j) {
+        float* part_scores = &scores[(j * n + begin) * seen];
+        for (int64_t i = begin; i < end; ++i) {
+            float* row = &scores[(j * n + i) * seen];
+            for (int64_t t = 0; t < n; ++t)
+                if (!a.visible[i * n + t]) row[a.prefix + t] = negative_infinity;
+            // The node sees itself, so the maximum is finite.
+            exponentiate_row(row, row, seen, row_max(row, seen), a.scale);
+            const auto inverse_total = static_cast<float>(1.0 / row_sum(row, seen));
+            for (int64_t t = 0; t < seen; ++t) row[t] *= inverse_total;
+        }
+        // Query head h * group + j of the nodes: node i's output at attended row i.
+        combine_rows(part_scores, rows, seen, values, seen, dim, dim, &attended[begin * a.qw + (h * group + j) * dim],
+                     a.qw);
+    }
+}
+
 // Below this many rows a part's projections stream the weights rather than
 // compute on them, and a second thread would only share the bandwidth.
 constexpr int64_t min_rows_per_part = 32;
+
+// A matrix's output columns cut into shares of whole panels, about
+// `wanted` of them (StagedShares: more shares than parts even out the parts'
+// speeds at a claim each).
+struct ColumnShares {
+    int64_t out, per_share;
+    int count;
+
+    ColumnShares(int64_t out_columns, int wanted) : out(out_columns) {
+        const int64_t panels = (out + PanelMatrix::width - 1) / PanelMatrix::width;
+        per_share = std::max<int64_t>(1, (panels + wanted - 1) / wanted) * PanelMatrix::width;
+        count = static_cast<int>((out + per_share - 1) / per_share);
+    }
+    int64_t first(int share) const { return share * per_share; }
+    int64_t width(int share) const { return std::min(per_share, out - first(share)); }
+};
 
 bool contiguous_cpu_float(const at::Tensor& t) {
     return !t.defined() || (t.device().is_cpu() && t.scalar_type() == at::kFloat && t.is_contiguous());
@@ -67,7 +130,7 @@ bool cpu_tree_pass_applies(const LlamaWeights& w) {
 
 TreeOutput cpu_tree_pass(const LlamaWeights& w, const PanelWeights* panels, const RotaryEmbedding& rotary,
                          KvCache& cache, const std::vector<int32_t>& tokens, const std::vector<int64_t>& positions,
-                         const std::vector<uint8_t>& visible, int64_t logits_from, int threads,
+                         const std::vector<uint8_t>& visible, int64_t logits_from, int threads, PassHelpers* helpers,
                          TreePassScratch& scratch) {
     const LlamaConfig& c = w.config;
     const MatmulKernel kernel = best_matmul_kernel();
@@ -82,36 +145,123 @@ TreeOutput cpu_tree_pass(const LlamaWeights& w, const PanelWeights* panels, cons
                              "position beyond the rotary table (" + std::to_string(rotary.max_positions()) + ")");
     const float* cos_table = rotary.cos_table().data_ptr<float>();
     const float* sin_table = rotary.sin_table().data_ptr<float>();
-    const auto scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(dim)));
-    const float negative_infinity = -std::numeric_limits<float>::infinity();
     // Scores as combinations of the key columns where that kernel is
     // vectorized; otherwise as the small-m matmul's dot products with the key rows.
     const bool scores_by_combination = combine_rows_vectorized();
+    const auto scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(dim)));
+    const AttentionShape shape{n, prefix, seen, capacity, dim, group, qw, scale, visible, scores_by_combination, kernel};
+
+    // Only the panels and the vectorized combinations compute a row alike
+    // whatever rows are around it; the small-m kernel groups rows by count.
+    const int64_t most_parts = std::min<int64_t>(threads, n / min_rows_per_part);
+    const int parts = panels && scores_by_combination ? static_cast<int>(std::clamp<int64_t>(most_parts, 1, 64)) : 1;
+    // A pass too small to split by rows splits its columns between the
+    // helpers instead, a key/value head's queries, keys and values being
+    // whole panels.
+    const bool staged = parts == 1 && helpers && helpers->helpers() > 0 && panels && scores_by_combination &&
+                        (group * dim) % PanelMatrix::width == 0 && dim % PanelMatrix::width == 0;
 
     TreeOutput out;
     out.hidden = at::empty({n, size}, at::kFloat);
+    if (logits_from < n) out.logits = at::empty({n - logits_from, c.vocab_size}, at::kFloat);
     auto room = [](std::vector<float>& buffer, int64_t count) {
         return TreePassScratch::room(buffer, static_cast<size_t>(count));
     };
+    // The staged pass attends with every key/value head at once: working
+    // rows for each.
+    const int64_t attending = staged ? kv_heads : 1;
     float* const x = room(scratch.x, n * size);
     float* const projected = room(scratch.projected, n * size);
     float* const q = room(scratch.q, n * qw);
     float* const k = room(scratch.k, n * kvw);
     float* const v = room(scratch.v, n * kvw);
-    float* const grouped = room(scratch.grouped, group * n * dim);  // one kv head's queries [group, n, dim]
-    float* const scores = room(scratch.scores, group * n * seen);
+    float* const grouped = room(scratch.grouped, attending * group * n * dim);  // a kv head's queries [group, n, dim]
+    float* const scores = room(scratch.scores, attending * group * n * seen);
     float* const attended = room(scratch.attended, n * qw);
     float* const gate = room(scratch.gate, n * inter);
     float* const up = room(scratch.up, n * inter);
     float* const activated = room(scratch.activated, n * inter);
-    float* normed = out.hidden.data_ptr<float>();  // the norms' output until the final one lands there
+    float* const logits = out.logits.defined() ? out.logits.data_ptr<float>() : nullptr;
 
     const float* embedding = w.embed_tokens.data_ptr<float>();
+    for (int64_t i = 0; i < n; ++i)
+        std::memcpy(&x[i * size], embedding + static_cast<int64_t>(tokens[i]) * size, sizeof(float) * size);
     auto data = [](const at::Tensor& t) { return t.defined() ? t.data_ptr<float>() : nullptr; };
-    // Only the panels and the vectorized combinations compute a row alike
-    // whatever rows are around it; the small-m kernel groups rows by count.
-    const int64_t most_parts = std::min<int64_t>(threads, n / min_rows_per_part);
-    const int parts = panels && scores_by_combination ? static_cast<int>(std::clamp<int64_t>(most_parts, 1, 64)) : 1;
+
+    if (staged) {
+        // Four stages a layer: (1) per key/value head, its queries, keys and
+        // values, their rotation, the cache's rows and the group's
+        // attention; (2) o_proj's columns and the residual's; (3) gate's and
+        // up's columns and their SwiGLU; (4) down_proj's columns and the
+        // residual's. Then (5) the output head's columns. The norms read all
+        // of x: each part computes them for itself, into rows of its own.
+        const int wanted = 4 * helpers->parts();
+        const ColumnShares hidden_shares(size, wanted), inter_shares(inter, wanted), head_shares(c.vocab_size, wanted);
+        float* const normed_by_part = room(scratch.normed_by_part, helpers->parts() * n * size);
+        const int stage_count = static_cast<int>(4 * c.num_hidden_layers + 1);
+        helpers->run(stage_count, [&](int part, StagedShares& stages) {
+            float* const normed = normed_by_part + part * n * size;
+            int normed_at = -1;  // the stage whose norm `normed` holds
+            auto norm_once = [&](int stage, const at::Tensor& weight) {
+                if (normed_at == stage) return;
+                rms_norm_rows(x, n, size, weight.data_ptr<float>(), c.rms_norm_eps, normed);
+                normed_at = stage;
+            };
+            auto add_columns = [&](const float* from, int64_t first, int64_t width) {
+                for (int64_t i = 0; i < n; ++i)
+                    for (int64_t col = first; col < first + width; ++col) x[i * size + col] += from[i * size + col];
+            };
+            int stage = 0;
+            for (int64_t layer = 0; layer < c.num_hidden_layers; ++layer, stage += 4) {
+                const LayerWeights& l = w.layers[layer];
+                const PanelLayer& p = panels->layers[layer];
+                stages.run(stage, static_cast<int>(kv_heads), [&](int share) {
+                    const int64_t h = share, q_first = h * group * dim, kv_first = h * dim;
+                    norm_once(stage, l.input_norm);
+                    combine_panel_columns(normed, n, size, p.q_proj, q_first, group * dim, data(l.q_bias), q, qw);
+                    combine_panel_columns(normed, n, size, p.k_proj, kv_first, dim, data(l.k_bias), k, kvw);
+                    combine_panel_columns(normed, n, size, p.v_proj, kv_first, dim, data(l.v_bias), v, kvw);
+                    for (int64_t i = 0; i < n; ++i) {
+                        const float* cos = cos_table + positions[i] * dim;
+                        const float* sin = sin_table + positions[i] * dim;
+                        rotate_heads(&q[i * qw + q_first], group, dim, cos, sin);
+                        rotate_heads(&k[i * kvw + kv_first], 1, dim, cos, sin);
+                        cache.write_node_head(layer, i, h, &k[i * kvw + kv_first], &v[i * kvw + kv_first]);
+                    }
+                    attend_group(shape, cache, layer, h, 0, n, q, grouped + h * group * n * dim,
+                                 scores + h * group * n * seen, attended);
+                });
+                stages.run(stage + 1, hidden_shares.count, [&](int share) {
+                    const int64_t first = hidden_shares.first(share), width = hidden_shares.width(share);
+                    combine_panel_columns(attended, n, qw, p.o_proj, first, width, nullptr, projected, size);
+                    add_columns(projected, first, width);
+                });
+                stages.run(stage + 2, inter_shares.count, [&](int share) {
+                    const int64_t first = inter_shares.first(share), width = inter_shares.width(share);
+                    norm_once(stage + 2, l.post_attention_norm);
+                    combine_panel_columns(normed, n, size, p.gate_proj, first, width, nullptr, gate, inter);
+                    combine_panel_columns(normed, n, size, p.up_proj, first, width, nullptr, up, inter);
+                    for (int64_t i = 0; i < n; ++i)
+                        swiglu(&gate[i * inter + first], &up[i * inter + first], width, &activated[i * inter + first]);
+                });
+                stages.run(stage + 3, hidden_shares.count, [&](int share) {
+                    const int64_t first = hidden_shares.first(share), width = hidden_shares.width(share);
+                    combine_panel_columns(activated, n, inter, p.down_proj, first, width, nullptr, projected, size);
+                    add_columns(projected, first, width);
+                });
+            }
+            stages.run(stage, logits ? head_shares.count : 0, [&](int share) {
+                norm_once(stage, w.norm);
+                combine_panel_columns(normed + logits_from * size, n - logits_from, size, panels->lm_head,
+                                      head_shares.first(share), head_shares.width(share), nullptr, logits,
+                                      c.vocab_size);
+            });
+        });
+        rms_norm_rows(x, n, size, w.norm.data_ptr<float>(), c.rms_norm_eps, out.hidden.data_ptr<float>());
+        return out;
+    }
+
+    float* normed = out.hidden.data_ptr<float>();  // the norms' output until the final one lands there
     // Part `part` computes the rows [begin, end) of every stage; the parts
     // meet once a layer, when every node's keys and values are in the cache.
     run_parts(parts, [&](int part, int parts_running, PartBarrier& barrier) {
@@ -133,9 +283,6 @@ TreeOutput cpu_tree_pass(const LlamaWeights& w, const PanelWeights* panels, cons
         auto add_rows = [&](float* to, const float* from) {
             for (int64_t i = begin * size; i < end * size; ++i) to[i] += from[i];
         };
-        for (int64_t i = begin; i < end; ++i)
-            std::memcpy(&x[i * size], embedding + static_cast<int64_t>(tokens[i]) * size, sizeof(float) * size);
-
         for (int64_t layer = 0; layer < c.num_hidden_layers; ++layer) {
             const LayerWeights& l = w.layers[layer];
             const PanelLayer* p = panels ? &panels->layers[layer] : nullptr;
@@ -152,39 +299,8 @@ TreeOutput cpu_tree_pass(const LlamaWeights& w, const PanelWeights* panels, cons
                 cache.write_node(layer, i, &k[i * kvw], &v[i * kvw]);
             }
             if (parts_running > 1) barrier.arrive_and_wait();
-            // Per key/value head, its group's queries of the part's nodes
-            // against the prefix and the pending nodes: row (j, i) of scores
-            // is query head h * group + j of node i.
-            for (int64_t h = 0; h < kv_heads; ++h) {
-                const float* values = cache.value_rows(layer) + h * capacity * dim;
-                for (int64_t j = 0; j < group; ++j)
-                    for (int64_t i = begin; i < end; ++i)
-                        std::memcpy(&grouped[(j * n + i) * dim], &q[i * qw + (h * group + j) * dim],
-                                    sizeof(float) * dim);
-                if (scores_by_combination)
-                    for (int64_t j = 0; j < group; ++j)
-                        combine_rows(&grouped[(j * n + begin) * dim], rows, dim,
-                                     cache.key_columns(layer) + h * dim * capacity, dim, capacity, seen,
-                                     &scores[(j * n + begin) * seen], seen);
-                else  // one part: every row of the group at once
-                    small_matmul_rows(kernel, grouped, group * n, dim, cache.key_rows(layer) + h * capacity * dim,
-                                      seen, dim, nullptr, scores, seen, /*split=*/false);
-                for (int64_t j = 0; j < group; ++j) {
-                    float* part_scores = &scores[(j * n + begin) * seen];
-                    for (int64_t i = begin; i < end; ++i) {
-                        float* row = &scores[(j * n + i) * seen];
-                        for (int64_t t = 0; t < n; ++t)
-                            if (!visible[i * n + t]) row[prefix + t] = negative_infinity;
-                        // The node sees itself, so the maximum is finite.
-                        exponentiate_row(row, row, seen, row_max(row, seen), scale);
-                        const auto inverse_total = static_cast<float>(1.0 / row_sum(row, seen));
-                        for (int64_t t = 0; t < seen; ++t) row[t] *= inverse_total;
-                    }
-                    // Query head h * group + j of the part's nodes: node i's output at attended row i.
-                    combine_rows(part_scores, rows, seen, values, seen, dim, dim,
-                                 &attended[begin * qw + (h * group + j) * dim], qw);
-                }
-            }
+            for (int64_t h = 0; h < kv_heads; ++h)
+                attend_group(shape, cache, layer, h, begin, end, q, grouped, scores, attended);
             project(attended, qw, l.o_proj, p ? &p->o_proj : nullptr, {}, projected);
             add_rows(x, projected);
             rms_norm_rows(&x[begin * size], rows, size, l.post_attention_norm.data_ptr<float>(), c.rms_norm_eps,
@@ -197,14 +313,13 @@ TreeOutput cpu_tree_pass(const LlamaWeights& w, const PanelWeights* panels, cons
         }
         rms_norm_rows(&x[begin * size], rows, size, w.norm.data_ptr<float>(), c.rms_norm_eps, normed + begin * size);
     });
-    if (logits_from < n) {
-        out.logits = at::empty({n - logits_from, c.vocab_size}, at::kFloat);
+    if (logits) {
         if (panels)
-            combine_panels(normed + logits_from * size, n - logits_from, size, panels->lm_head, nullptr,
-                           out.logits.data_ptr<float>(), c.vocab_size);
+            combine_panels(normed + logits_from * size, n - logits_from, size, panels->lm_head, nullptr, logits,
+                           c.vocab_size);
         else
             small_matmul_rows(kernel, normed + logits_from * size, n - logits_from, size, w.lm_head.data_ptr<float>(),
-                              c.vocab_size, size, nullptr, out.logits.data_ptr<float>(), c.vocab_size);
+                              c.vocab_size, size, nullptr, logits, c.vocab_size);
     }
     return out;
 }

@@ -16,6 +16,7 @@
 #include "kv_cache.h"
 #include "llama_weights.h"
 #include "panel_weights.h"
+#include "pass_helpers.h"
 #include "rotary_embedding.h"
 #include "tree_pass_scratch.h"
 
@@ -37,10 +38,14 @@ bool cpu_tree_pass_applies(const LlamaWeights& weights);
 // panels and `threads` > 1, a pass of at least 64 nodes (a prompt's
 // prefill: compute, not the weights' bandwidth, bounds it) splits its nodes
 // between up to `threads` threads (parallel_parts.h); the result is the same
-// to the bit. The rows live in `scratch`.
+// to the bit. A smaller pass with the panels and `helpers` (pass_helpers.h)
+// splits every matrix's columns between the calling thread and the helpers
+// instead (when a key/value head's queries, keys and values are whole
+// panels; else one thread), the same to the bit as well. The rows live in
+// `scratch`.
 TreeOutput cpu_tree_pass(const LlamaWeights& weights, const PanelWeights* panels, const RotaryEmbedding& rotary,
                          KvCache& cache, const std::vector<int32_t>& tokens, const std::vector<int64_t>& positions,
-                         const std::vector<uint8_t>& visible, int64_t logits_from, int threads,
+                         const std::vector<uint8_t>& visible, int64_t logits_from, int threads, PassHelpers* helpers,
                          TreePassScratch& scratch);
 
 }  // namespace cadenza::llama

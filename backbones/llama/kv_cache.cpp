@@ -34,17 +34,16 @@ void KvCache::write(int64_t layer, const at::Tensor& keys, const at::Tensor& val
 }
 
 void KvCache::write_node(int64_t layer, int64_t node, const float* keys, const float* values) {
-    float* key_rows = keys_[layer].data_ptr<float>();
-    float* value_rows = values_[layer].data_ptr<float>();
+    for (int64_t h = 0; h < kv_heads_; ++h) write_node_head(layer, node, h, keys + h * head_dim_, values + h * head_dim_);
+}
+
+void KvCache::write_node_head(int64_t layer, int64_t node, int64_t head, const float* keys, const float* values) {
     float* columns = key_columns_[layer].data_ptr<float>();
     const int64_t position = length_ + node;
-    for (int64_t h = 0; h < kv_heads_; ++h) {
-        const int64_t row = (h * capacity_ + position) * head_dim_;
-        std::memcpy(key_rows + row, keys + h * head_dim_, sizeof(float) * head_dim_);
-        std::memcpy(value_rows + row, values + h * head_dim_, sizeof(float) * head_dim_);
-        for (int64_t d = 0; d < head_dim_; ++d)
-            columns[(h * head_dim_ + d) * capacity_ + position] = keys[h * head_dim_ + d];
-    }
+    const int64_t row = (head * capacity_ + position) * head_dim_;
+    std::memcpy(keys_[layer].data_ptr<float>() + row, keys, sizeof(float) * head_dim_);
+    std::memcpy(values_[layer].data_ptr<float>() + row, values, sizeof(float) * head_dim_);
+    for (int64_t d = 0; d < head_dim_; ++d) columns[(head * head_dim_ + d) * capacity_ + position] = keys[d];
 }
 
 at::Tensor KvCache::keys(int64_t layer) const { return keys_[layer].narrow(1, 0, length_ + pending_); }

@@ -43,6 +43,8 @@ public:
     // Writes node `node` of the pass (0 <= node < pending()) in `layer`: its
     // keys and values [kv_heads * head_dim] (CPU caches only).
     void write_node(int64_t layer, int64_t node, const float* keys, const float* values);
+    // The same for key/value head `head` alone: its keys and values [head_dim].
+    void write_node_head(int64_t layer, int64_t node, int64_t head, const float* keys, const float* values);
 
     // Keeps the pending nodes `path` (increasing indices into the last pass)
     // as the next committed positions.

@@ -36,6 +36,15 @@ void LlamaModel::set_prefill_threads(int threads) {
     prefill_threads_ = threads > 0 ? threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
 }
 
+void LlamaModel::set_decode_threads(int threads) {
+    // More threads than cores would only take turns at the shares: at most one per core.
+    const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    const int wanted = threads > 0 ? std::min(threads, cores) : cores;
+    if (wanted == (pass_helpers_ ? pass_helpers_->parts() : 1)) return;
+    pass_helpers_.reset();
+    if (wanted > 1) pass_helpers_ = std::make_unique<PassHelpers>(wanted - 1);
+}
+
 bool LlamaModel::uses_cpu_tree_pass() const { return cpu_tree_pass_ && cpu_tree_pass_applies(weights_); }
 
 bool LlamaModel::pack_panels(PanelPrecision precision) {
@@ -84,7 +93,7 @@ TreeOutput LlamaModel::forward_tree(KvCache& cache, const std::vector<int32_t>& 
     cache.begin_pass(n);
     if (uses_cpu_tree_pass())
         return cpu_tree_pass(weights_, panels_.get(), rotary_, cache, tokens, positions, visible, logits_from,
-                             prefill_threads_, rows);
+                             prefill_threads_, pass_helpers_.get(), rows);
     // Verification batches are not padded to a favourable size: with the
     // small-m kernel (projection.cpp) a pass costs more with every node, as
     // sgemm did not (150M model, ms for m = 3..8: 23.5 25.0 25.4 26.0 25.9 26.3;

@@ -14,6 +14,7 @@
 #include "kv_cache.h"
 #include "llama_weights.h"
 #include "panel_weights.h"
+#include "pass_helpers.h"
 #include "rotary_embedding.h"
 #include "tree_pass_scratch.h"
 
@@ -86,6 +87,12 @@ public:
     // Threads a long pass of the CPU pass (a prompt's prefill) may split its
     // nodes between (cpu_tree_pass.h), 0: one per core; 1 until set.
     void set_prefill_threads(int threads);
+    // Threads a smaller pass (a decoding step, a verification) splits its
+    // matrices' columns between (cpu_tree_pass.h), 0: one per core, and at
+    // most one per core; 1 until set. Besides the caller's, they are threads kept for the model's life
+    // (pass_helpers.h), which spin briefly between passes, then sleep. The
+    // same result to the bit whatever the number.
+    void set_decode_threads(int threads);
 
     // The transformer layers on their own, for models built from a subset
     // of another's layers: input and output [batch, time, hidden].
@@ -98,6 +105,7 @@ private:
     RotaryEmbedding rotary_;
     bool cpu_tree_pass_;
     int prefill_threads_ = 1;
+    std::unique_ptr<PassHelpers> pass_helpers_;  // none: one thread
     std::unique_ptr<const PanelWeights> panels_;
 };
 

@@ -2,7 +2,9 @@
 
 #include <cstdint>
 #include <cstring>
+#include <string>
 
+#include "cadenza/sdk/plugin_error.hpp"
 #include "huge_pages.h"
 #include "row_combinations.h"
 
@@ -35,11 +37,22 @@ PanelMatrix PanelMatrix::pack(const at::Tensor& matrix, at::Tensor storage, Pane
 
 void combine_panels(const float* x, int64_t m, int64_t x_stride, const PanelMatrix& w, const float* bias, float* y,
                     int64_t y_stride) {
+    combine_panel_columns(x, m, x_stride, w, 0, w.out, bias, y, y_stride);
+}
+
+void combine_panel_columns(const float* x, int64_t m, int64_t x_stride, const PanelMatrix& w, int64_t first,
+                           int64_t count, const float* bias, float* y, int64_t y_stride) {
+    if (first % PanelMatrix::width != 0 || first < 0 || count < 0 || first + count > w.out)
+        throw sdk::Error(CDZ_STATUS_INTERNAL, "panel columns [" + std::to_string(first) + ", " +
+                                                  std::to_string(first + count) + ") of a matrix of " +
+                                                  std::to_string(w.out) + " outputs");
+    const int64_t skip = first * w.in;  // whole panels [in, 64] before the first column
+    const float* columns_bias = bias ? bias + first : nullptr;
     if (w.half())
-        combine_half_panels(x, m, x_stride, reinterpret_cast<const uint16_t*>(w.panels.data_ptr<at::Half>()), w.in,
-                            w.out, bias, y, y_stride);
+        combine_half_panels(x, m, x_stride, reinterpret_cast<const uint16_t*>(w.panels.data_ptr<at::Half>()) + skip,
+                            w.in, count, columns_bias, y + first, y_stride);
     else
-        combine_panels(x, m, x_stride, w.data(), w.in, w.out, bias, y, y_stride);
+        combine_panels(x, m, x_stride, w.data() + skip, w.in, count, columns_bias, y + first, y_stride);
 }
 
 PanelSet PanelSet::pack(const std::vector<at::Tensor>& matrices, PanelPrecision precision) {

@@ -42,6 +42,11 @@ struct PanelMatrix {
 // y = x W^T + bias (row_combinations.h: combine_panels, combine_half_panels).
 void combine_panels(const float* x, int64_t m, int64_t x_stride, const PanelMatrix& w, const float* bias, float* y,
                     int64_t y_stride);
+// The same for the output columns [first, first + count) alone (first a
+// multiple of PanelMatrix::width): y's columns [first, first + count), each
+// the same bits as combine_panels writes there.
+void combine_panel_columns(const float* x, int64_t m, int64_t x_stride, const PanelMatrix& w, int64_t first,
+                           int64_t count, const float* bias, float* y, int64_t y_stride);
 
 // Matrices packed as panels in one allocation whose first float starts a
 // 2 MiB page, which pack asks the kernel to back with huge pages

@@ -16,6 +16,8 @@ struct TreePassScratch {
     std::vector<uint8_t> visible;
     // The CPU pass's rows (cpu_tree_pass.h).
     std::vector<float> x, projected, q, k, v, grouped, scores, attended, gate, up, activated;
+    // A pass split by columns (pass_helpers.h): each part's normed rows.
+    std::vector<float> normed_by_part;
 
     // `buffer` with room for at least `count` values, its contents stale.
     template <class T>

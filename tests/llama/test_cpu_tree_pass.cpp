@@ -53,6 +53,16 @@ std::vector<int64_t> every_node(const Tree& tree) {
     return all;
 }
 
+// Evaluates `tree` on two models, each with its own cache (the second
+// with `b_scratch` when given), and returns whether both give the same
+// hidden states and logits to the bit.
+bool same_to_the_bit(const LlamaModel& a, KvCache& a_cache, const LlamaModel& b, KvCache& b_cache, const Tree& tree,
+                     int64_t logits_from, llama::TreePassScratch* b_scratch = nullptr) {
+    const TreeOutput x = a.forward_tree(a_cache, tree.tokens, tree.parents, logits_from);
+    const TreeOutput y = b.forward_tree(b_cache, tree.tokens, tree.parents, logits_from, b_scratch);
+    return at::equal(x.hidden, y.hidden) && at::equal(x.logits, y.logits);
+}
+
 // Two models on the same weights, one through each pass, each with its own
 // cache, fed the same trees and commits.
 class BothPasses {
@@ -175,11 +185,8 @@ TEST(CpuTreePass, APrefillSplitBetweenThreadsEqualsOneThreadToTheBit) {
     KvCache one_cache(config, 200, at::kCPU), split_cache(config, 200, at::kCPU);
     std::mt19937 random(17);
     const Tree prompt = random_chain(random, 101, config.vocab_size);
-    const TreeOutput a = one.forward_tree(one_cache, prompt.tokens, prompt.parents, 99);
     llama::TreePassScratch scratch;
-    const TreeOutput b = split.forward_tree(split_cache, prompt.tokens, prompt.parents, 99, &scratch);
-    EXPECT_TRUE(at::equal(a.hidden, b.hidden));
-    EXPECT_TRUE(at::equal(a.logits, b.logits));
+    EXPECT_TRUE(same_to_the_bit(one, one_cache, split, split_cache, prompt, 99, &scratch));
     const std::vector<int64_t> all = every_node(prompt);
     one_cache.commit(all);
     split_cache.commit(all);
@@ -191,6 +198,54 @@ TEST(CpuTreePass, APrefillSplitBetweenThreadsEqualsOneThreadToTheBit) {
     const Tree step = random_tree(random, 5, static_cast<int>(config.vocab_size));
     EXPECT_TRUE(at::equal(one.forward_tree(one_cache, step.tokens, step.parents, 0).logits,
                           split.forward_tree(split_cache, step.tokens, step.parents, 0, &scratch).logits));
+}
+
+// A decoding step or a verification split by columns between the caller
+// and helper threads (pass_helpers.h): the outputs and the cache equal one
+// thread's to the bit, in float32 and float16 panels, with attention
+// biases, for chains and trees of 1 to 12 nodes, logits for all nodes or a
+// suffix, and commits between passes. Heads of 64, so that a key/value
+// head's queries, keys and values are whole panels, and widths that leave
+// the last panel of a matrix part-empty.
+TEST(CpuTreePass, ASmallPassSplitByColumnsEqualsOneThreadToTheBit) {
+    c10::InferenceMode inference;
+    llama::LlamaConfig config = test::tiny_llasa_config();
+    config.hidden_size = 96;
+    config.intermediate_size = 200;
+    config.head_dim = 64;
+    config.vocab_size = 330;
+    for (const bool bias : {false, true})
+        for (const auto precision : {llama::PanelPrecision::float32, llama::PanelPrecision::float16}) {
+            config.attention_bias = bias;
+            LlamaModel one(llama::LlamaWeights::random(config, 31, at::kCPU), 256);
+            LlamaModel split(llama::LlamaWeights::random(config, 31, at::kCPU), 256);
+            one.pack_panels(precision);
+            if (!split.pack_panels(precision)) GTEST_SKIP() << "no AVX-512 panels on this CPU";
+            split.set_decode_threads(3);
+            KvCache one_cache(config, 256, at::kCPU), split_cache(config, 256, at::kCPU);
+            std::mt19937 random(37);
+            const Tree prompt = random_chain(random, 40, config.vocab_size);
+            ASSERT_TRUE(same_to_the_bit(one, one_cache, split, split_cache, prompt, 39));
+            one_cache.commit(every_node(prompt));
+            split_cache.commit(every_node(prompt));
+            for (int step = 0; step < 24; ++step) {
+                const int n = 1 + step % 12;
+                const Tree tree = step % 2 ? random_chain(random, n, config.vocab_size)
+                                           : random_tree(random, n, static_cast<int>(config.vocab_size));
+                const int64_t logits_from = step % 3 == 2 ? n - 1 : 0;
+                ASSERT_TRUE(same_to_the_bit(one, one_cache, split, split_cache, tree, logits_from))
+                    << "step " << step << ", bias " << bias;
+                for (int64_t layer = 0; layer < config.num_hidden_layers; ++layer) {
+                    ASSERT_TRUE(at::equal(one_cache.keys(layer), split_cache.keys(layer))) << "layer " << layer;
+                    ASSERT_TRUE(at::equal(one_cache.values(layer), split_cache.values(layer))) << "layer " << layer;
+                }
+                std::vector<int64_t> path;  // the last node and its ancestors
+                for (int node = n - 1; node >= 0; node = tree.parents[static_cast<size_t>(node)])
+                    path.insert(path.begin(), node);
+                one_cache.commit(path);
+                split_cache.commit(path);
+            }
+        }
 }
 
 // Panels in float16 compute what float32 panels compute on the weights
@@ -213,10 +268,7 @@ TEST(CpuTreePass, HalfPanelsEqualFloatPanelsOfTheRoundedWeights) {
     KvCache full_cache(config, 200, at::kCPU), half_cache(config, 200, at::kCPU);
     std::mt19937 random(23);
     const Tree prompt = random_chain(random, 70, config.vocab_size);
-    const TreeOutput a = full.forward_tree(full_cache, prompt.tokens, prompt.parents, 60);
-    const TreeOutput b = half.forward_tree(half_cache, prompt.tokens, prompt.parents, 60);
-    EXPECT_TRUE(at::equal(a.hidden, b.hidden));
-    EXPECT_TRUE(at::equal(a.logits, b.logits));
+    EXPECT_TRUE(same_to_the_bit(full, full_cache, half, half_cache, prompt, 60));
     const std::vector<int64_t> all = every_node(prompt);
     full_cache.commit(all);
     half_cache.commit(all);
