@@ -72,7 +72,9 @@ PassHelpers::~PassHelpers() {
 
 void PassHelpers::serve(int part) {
     Helper& self = helper_states_[static_cast<size_t>(part - 1)];
-    uint64_t seen = generation_.load(std::memory_order_acquire);
+    // The generation the helpers were made at, not the current one: a pass
+    // posted before this thread got here is still this helper's to join.
+    uint64_t seen = 0;
     for (;;) {
         const auto since = std::chrono::steady_clock::now();
         for (int looks = 0; generation_.load(std::memory_order_acquire) == seen && !stopping_.load(); ++looks) {
