@@ -22,6 +22,17 @@ inline void pause() {
 constexpr auto spin_without_yielding = std::chrono::microseconds(50);
 constexpr auto spin_before_sleeping = std::chrono::milliseconds(2);
 
+// Waits for another thread that is working (a share, a helper's part):
+// spins briefly, then yields, in case that thread lost its core to ours.
+template <class Done>
+void wait_for(Done done) {
+    for (int spins = 0; !done(); ++spins)
+        if (spins < 4096)
+            pause();
+        else
+            std::this_thread::yield();
+}
+
 }  // namespace
 
 void StagedShares::reset(int stages) {
@@ -37,12 +48,7 @@ void StagedShares::reset(int stages) {
 }
 
 void StagedShares::wait_until_done(const Stage& stage, int shares) const {
-    for (int spins = 0; stage.done.load(std::memory_order_acquire) < shares; ++spins) {
-        if (spins < 4096)
-            pause();
-        else
-            std::this_thread::yield();  // the share's thread lost its core: let it have ours
-    }
+    wait_for([&] { return stage.done.load(std::memory_order_acquire) >= shares; });
 }
 
 void StagedShares::keep_failure(std::exception_ptr error) {
@@ -128,11 +134,7 @@ void PassHelpers::run(int stage_count, const std::function<void(int, StagedShare
     for (size_t i = 0; i < threads_.size(); ++i) {
         int expected = posted;
         if (helper_states_[i].state.compare_exchange_strong(expected, idle, std::memory_order_acq_rel)) continue;
-        for (int spins = 0; helper_states_[i].state.load(std::memory_order_acquire) != finished; ++spins)
-            if (spins < 4096)
-                pause();
-            else
-                std::this_thread::yield();
+        wait_for([&] { return helper_states_[i].state.load(std::memory_order_acquire) == finished; });
         helper_states_[i].state.store(idle, std::memory_order_relaxed);
     }
     body_ = nullptr;
