@@ -256,7 +256,8 @@ Command add_train_command(CLI::App& app) {
         recurrent->add_option("--depth", job->depth, "steps trained: step k predicts token t+1+k (default 4)")
             ->check(CLI::Range(1, 64));
         recurrent->add_option("--init-from", job->init_from,
-                              "start from this earlier recurrent draft (same cell, depth and grid; a new schedule)")
+                              "start from this earlier recurrent draft (same cell and grid, at least as deep; a new "
+                              "schedule)")
             ->check(CLI::ExistingFile);
         add_code_digit_options(recurrent, job->code_digits, job->layout, "the draft");
         recurrent->add_option("--distill-weight", job->distill_weight,
@@ -272,6 +273,10 @@ Command add_train_command(CLI::App& app) {
                               "acceptor.pcg's groups file (cadenza build-groups): for group-total-variation, and the "
                               "held-out group acceptance per step")
             ->check(CLI::ExistingFile);
+        recurrent->add_flag("--table-scoring", job->table_scoring,
+                            "also train the cell's states to be scored by the target's output table (the same loss "
+                            "for softmax(W_lm s_k / T)), for draft.recurrent's `candidates`: the digit head's most "
+                            "likely tokens scored by the table");
         recurrent->add_option("--sampling-temperature", job->sampling_temperature,
                               "the pipeline's temperature: the teacher and the held-out acceptance use the target's "
                               "distribution at it, and the draft's logits are divided by it as the drafter divides them "

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "code_digit_output.h"
 #include "error.h"
@@ -49,10 +50,17 @@ void RecurrentDraftTask::set_groups(const std::filesystem::path& groups_file) {
 }
 
 void RecurrentDraftTask::initialize_from(const std::filesystem::path& draft_file) {
-    const drafts::RecurrentDraft earlier = drafts::RecurrentDraft::load(draft_file, vocab_size());
-    if (earlier.description() != draft_.description())
+    drafts::RecurrentDraft earlier = drafts::RecurrentDraft::load(draft_file, vocab_size());
+    // The cell's weights are shared by its steps: a draft trained deeper can
+    // start a run that trains fewer steps.
+    const int64_t earlier_depth = earlier.depth;
+    earlier.depth = draft_.depth;
+    if (earlier.description() != draft_.description() || earlier_depth < draft_.depth) {
+        earlier.depth = earlier_depth;
         throw Error(CDZ_STATUS_INVALID_CONFIG, draft_file.string() + ": cannot start from it: it is a " +
-                                                   earlier.description() + " draft, this run's a " + draft_.description());
+                                                   earlier.description() + " draft, this run's a " + draft_.description() +
+                                                   " (the same cell and grid, at least as deep)");
+    }
     at::NoGradGuard no_grad;
     const auto from = earlier.named_tensors();
     const auto to = draft_.named_tensors();
@@ -69,6 +77,7 @@ std::vector<std::pair<std::string, std::string>> RecurrentDraftTask::settings() 
     std::vector<std::pair<std::string, std::string>> settings = {
         {"cadenza.train.recurrent", draft_.description()},
         {"cadenza.train.distill_weight", std::to_string(distill_weight_)}};
+    if (draft_.table_scored) settings.push_back({"cadenza.train.table_scoring", "target_output_table"});
     // Only when set, so that checkpoints from before the options still resume.
     if (!sampling_.is_plain()) settings.push_back({"cadenza.train.sampling", describe(sampling_)});
     if (divergence_ == DistillDivergence::total_variation)
@@ -80,6 +89,11 @@ std::vector<std::pair<std::string, std::string>> RecurrentDraftTask::settings() 
 
 at::Tensor RecurrentDraftTask::sampled_digit_logits(const at::Tensor& states) const {
     const at::Tensor logits = draft_.digit_logits(states);
+    return sampling_.temperature == 1.0 ? logits : logits / sampling_.temperature;
+}
+
+at::Tensor RecurrentDraftTask::sampled_table_logits(const at::Tensor& states) const {
+    const at::Tensor logits = target_.logits(states);
     return sampling_.temperature == 1.0 ? logits : logits / sampling_.temperature;
 }
 
@@ -106,8 +120,9 @@ std::vector<at::Tensor> RecurrentDraftTask::walk(const at::Tensor& hidden, const
 at::Tensor RecurrentDraftTask::loss(const Batch& batch) {
     // teacher per flat position: the target's marginals [B*T, R] for
     // cross-entropy, its whole distribution [B*T, V] for total variation.
-    at::Tensor hidden, teacher;
+    at::Tensor hidden, teacher, table_teacher;
     const bool whole_distribution = divergence_ != DistillDivergence::cross_entropy;
+    const bool table = draft_.table_scored;
     if (divergence_ == DistillDivergence::group_total_variation && !groups_)
         throw Error(CDZ_STATUS_INVALID_ARGUMENT, "group total variation needs acceptor.pcg's groups (--groups)");
     {
@@ -115,6 +130,7 @@ at::Tensor RecurrentDraftTask::loss(const Batch& batch) {
         hidden = target_.forward_sequence(batch.inputs());
         if (distill_weight_ > 0) {
             teacher = sampling_distribution(target_logits(hidden), sampling_);
+            if (table) table_teacher = teacher;
             if (!whole_distribution) teacher = draft_.digits->marginals(teacher);
         }
     }
@@ -143,6 +159,16 @@ at::Tensor RecurrentDraftTask::loss(const Batch& batch) {
                 divergence = 1.0 - groups_->acceptance(taught.index_select(0, rows), q);
             }
             term = (1 - w) * term + w * mean_over_positions(divergence);
+        }
+        if (table) {
+            const at::Tensor log_q = at::log_softmax(
+                sampled_table_logits(states[static_cast<size_t>(k - 1)].index_select(0, positions.indices)), -1);
+            at::Tensor table_term = mean_over_positions(-log_q.gather(1, positions.labels.unsqueeze(1)).squeeze(1));
+            if (w > 0) {
+                const at::Tensor taught = table_teacher.index_select(0, positions.indices + k);
+                table_term = (1 - w) * table_term + w * mean_over_positions(-(taught * log_q).sum(-1));
+            }
+            term = term + table_term;
         }
         term = step_loss_weight(k) * term;
         loss = loss.defined() ? loss + term : term;
@@ -176,6 +202,22 @@ void RecurrentDraftTask::evaluate(const Batch& batch, Metrics& metrics) {
         const at::Tensor kept = at::minimum(p, q).sum(-1);
         metrics.add(step_prefix(k) + "acceptance", Unit::fraction, kept.sum().item<double>(),
                     static_cast<double>(kept.size(0)));
+        if (draft_.table_scored) {
+            const at::Tensor table_logits =
+                target_.logits(states[static_cast<size_t>(k - 1)].index_select(0, positions.indices));
+            const at::Tensor table_kept = at::minimum(p, sampling_distribution(table_logits, sampling_)).sum(-1);
+            metrics.add(step_prefix(k) + "table acceptance", Unit::fraction, table_kept.sum().item<double>(),
+                        static_cast<double>(table_kept.size(0)));
+            for (const int64_t count : {16, 64, 256}) {
+                if (count >= vocab_size()) break;
+                const at::Tensor candidates = std::get<1>(log_q.topk(count, -1));
+                const at::Tensor restricted = at::full_like(table_logits, -std::numeric_limits<float>::infinity())
+                                                  .scatter_(1, candidates, table_logits.gather(1, candidates));
+                const at::Tensor kept_k = at::minimum(p, sampling_distribution(restricted, sampling_)).sum(-1);
+                metrics.add(step_prefix(k) + "top-" + std::to_string(count) + " candidates acceptance", Unit::fraction,
+                            kept_k.sum().item<double>(), static_cast<double>(kept_k.size(0)));
+            }
+        }
         if (groups_) {
             const at::Tensor group_kept = groups_->acceptance(p, q);
             metrics.add(step_prefix(k) + "group acceptance", Unit::fraction, group_kept.sum().item<double>(),

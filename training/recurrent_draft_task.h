@@ -17,6 +17,15 @@
 // the product distribution that distillation (KL) aims at, so about the best
 // a code-digit head can reach at step 1.
 //
+// With table scoring (`--table-scoring`, draft.recurrent's `candidates`),
+// each step's loss adds the same two terms for the distribution the cell's
+// state gives through the target's own output table, softmax(W_lm s_k / T)
+// over the whole vocabulary (the table frozen): the digit head picks the
+// candidates, the table scores them. Held out adds, per step, the
+// acceptance of that distribution cut by the pipeline's top-p ("table
+// acceptance") and of the same restricted to the digit head's 16, 64 and 256
+// most likely tokens ("top-K candidates acceptance"), as the drafter forms it.
+//
 // Under sampling settings other than temperature 1 (`cadenza train recurrent
 // --sampling-temperature/--sampling-top-p`, the pipeline's), the teacher
 // and the held-out p_target are the target's distribution as the pipeline
@@ -61,6 +70,9 @@ public:
     // acceptor.pcg's groups (a groups file), which group_total_variation
     // needs; with them the held-out metrics add each step's group acceptance.
     void set_groups(const std::filesystem::path& groups_file);
+    // Trains the cell's states to be scored by the target's output table as
+    // well (the draft file then says so: RecurrentDraft::table_scored).
+    void score_with_target_table() { draft_.table_scored = true; }
 
     std::string kind() const override { return "recurrent"; }
     int64_t vocab_size() const override { return target_.config().vocab_size; }
@@ -86,6 +98,8 @@ private:
     at::Tensor sampled_digit_logits(const at::Tensor& states) const;
     // The target's logits [B*T, V] from its hidden states [B, T, H].
     at::Tensor target_logits(const at::Tensor& hidden) const;
+    // The target's output table on the draft's states [N, H], divided by the temperature.
+    at::Tensor sampled_table_logits(const at::Tensor& states) const;
 
     llama::LlamaModel target_;
     at::Tensor embedding_;  // the target's input embedding [V, H], frozen

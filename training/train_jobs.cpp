@@ -325,6 +325,11 @@ TrainResult run_recurrent_draft_job(const RecurrentDraftJob& job, std::ostream& 
         task.initialize_from(job.init_from);
         out << "initial weights: " << job.init_from.string() << '\n';
     }
+    if (job.table_scoring) {
+        task.score_with_target_table();
+        out << "table scoring: each step's loss repeated for softmax(target output table x state), which scores "
+               "draft.recurrent's candidates\n";
+    }
     char loss_text[160];
     std::snprintf(loss_text, sizeof(loss_text),
                   "per step k, weight 0.8^(k-1): %g * cross-entropy on the corpus + %g * %s against the "

@@ -82,6 +82,7 @@ struct RecurrentDraftJob {
     std::string distill_loss = "cross-entropy";  // or total-variation, group-total-variation (needs groups)
     std::filesystem::path groups;     // acceptor.pcg's groups file, or empty
     std::filesystem::path init_from;  // an earlier recurrent draft, or empty
+    bool table_scoring = false;       // also train the states to be scored by the target's output table
     TrainOptions options;
 };
 

@@ -89,6 +89,12 @@ RecurrentDraft RecurrentDraft::load(const std::filesystem::path& path, int64_t v
                              where + ": a recurrent draft needs a code-digit head (metadata cadenza.output = \"code_digits\")");
         RecurrentDraft draft;
         draft.depth = metadata_count(metadata, "cadenza.depth", where);
+        if (const auto scoring = metadata.find("cadenza.candidate_scoring"); scoring != metadata.end()) {
+            if (scoring->second != "target_output_table")
+                throw sdk::Error(CDZ_STATUS_INVALID_CONFIG, where + ": metadata cadenza.candidate_scoring = '" +
+                                                                scoring->second + "' (expected 'target_output_table')");
+            draft.table_scored = true;
+        }
         draft.digits = std::make_shared<const CodeDigitDistribution>(*grid);
         const int64_t rows = grid->head_rows();
         draft.state_weight = read(file, state_weight_name, {cell, hidden});
@@ -111,6 +117,7 @@ void RecurrentDraft::save(const std::filesystem::path& path,
     writer.set_metadata("cadenza.hidden_size", std::to_string(hidden_size()));
     writer.set_metadata("cadenza.cell_size", std::to_string(cell_size()));
     writer.set_metadata("cadenza.depth", std::to_string(depth));
+    if (table_scored) writer.set_metadata("cadenza.candidate_scoring", "target_output_table");
     for (const auto& [key, value] : code_grid_metadata(digits->grid())) writer.set_metadata(key, value);
     writer.set_metadata("cadenza.vocab_size", std::to_string(digits->grid().vocab_size));
     for (const auto& [key, value] : metadata) writer.set_metadata(key, value);

@@ -18,6 +18,11 @@
 // cadenza.cell_size (C), cadenza.depth (the steps it was trained to walk),
 // and the code grid (cadenza.output = "code_digits", cadenza.code_levels,
 // cadenza.code_offset, cadenza.vocab_size: code_digit_head.h).
+// cadenza.candidate_scoring = "target_output_table" marks a draft trained
+// (`cadenza train recurrent --table-scoring`) so that its states also score
+// tokens through the target's own output table, logits = W_lm s_k: the
+// head's most likely tokens are candidates, the table scores them
+// (draft.recurrent's `candidates`).
 #pragma once
 
 #include <cstdint>
@@ -43,6 +48,7 @@ struct RecurrentDraft {
     at::Tensor digit_bias;    // [R]
     std::shared_ptr<const CodeDigitDistribution> digits;
     int64_t depth = 0;
+    bool table_scored = false;  // cadenza.candidate_scoring = "target_output_table"
     // After hold_cell_as_half(): [W_state | W_token] as one [C, 2H] matrix
     // and W_out, as float16 panels, which advance_row then multiplies by.
     std::shared_ptr<const HalfPanels> half_input, half_output;

@@ -22,9 +22,14 @@
 // does not verify (Viterbi) has no
 // pending token to read: refused. With no hidden state yet (a one-token
 // prompt) the proposal is empty.
+// With candidates = K (a draft trained with --table-scoring) each row is
+// instead the head's K most likely allowed tokens scored by the target's
+// output table, through the sampling settings, zero elsewhere
+// (drafts/common/table_candidates.h); digit_sampling does not apply.
 #include <algorithm>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -38,6 +43,7 @@
 #include "hidden_state_heads.h"
 #include "libtorch_boundary.h"
 #include "recurrent_draft.h"
+#include "table_candidates.h"
 
 namespace {
 
@@ -64,6 +70,9 @@ const cdz_param_spec params[] = {
     {"cell_precision", CDZ_PARAM_STRING, "\"float32\"", 0, 0, 0, precision_choices,
      "how the cell's matrices are held: float32 as trained, or float16 (each weight rounded to the nearest half): "
      "half the bytes, so a proposal's steps after the first read them from L2 instead of L3"},
+    {"candidates", CDZ_PARAM_INT, "0", 1, 0, 8192, nullptr,
+     "0: each row is the code-digit head's product distribution; K > 0: the head's K most likely tokens scored by the "
+     "target's output table (a draft trained with `cadenza train recurrent --table-scoring`), zero elsewhere"},
     {"draw", CDZ_PARAM_STRING, "\"sample\"", 0, 0, 0, draw_choices,
      "sample: each token drawn from its row (the row is sent); argmax: each token its row's most likely, sent with a "
      "one-hot row (what it was drawn from), for acceptors that judge a token by the target alone (tolerance)"},
@@ -73,6 +82,8 @@ struct Drafter {
     drafts::RecurrentDraft draft;
     std::shared_ptr<drafts::CodeDigitDistribution> digits;  // the draft's grid with this instance's digit_sampling
     at::Tensor embedding;  // the target's input embedding [V, H]
+    at::Tensor output_table;  // the target's output table [V, H] with candidates, else undefined
+    int64_t candidates = 0;
     cdz_rng* rng = nullptr;
     int64_t length = 0;
     double stop_probability = 0.0;
@@ -86,6 +97,7 @@ struct Session {
     std::vector<float> log_row, scratch;
     // The cell's rows (RecurrentDraft::advance_row): state [H], its scratch, head logits [R].
     std::vector<float> state, cell_scratch, head_logits;
+    std::optional<drafts::TableCandidates> table_candidates;  // with candidates > 0
 };
 
 cdz_status* create(const cdz_instance_args* args, void** out_ctx) {
@@ -107,6 +119,18 @@ cdz_status* create(const cdz_instance_args* args, void** out_ctx) {
         drafter->length = values.integer("length") > 0 ? values.integer("length") : drafter->draft.depth;
         drafter->stop_probability = values.number("stop_probability");
         drafter->argmax = values.string("draw") == "argmax";
+        drafter->candidates = values.integer("candidates");
+        if (drafter->candidates > 0) {
+            if (!drafter->draft.table_scored)
+                throw Error(CDZ_STATUS_INVALID_CONFIG,
+                            values.string("model") + ": candidates = " + std::to_string(drafter->candidates) +
+                                " needs a draft trained to be scored by the target's output table (`cadenza train "
+                                "recurrent --table-scoring`: metadata cadenza.candidate_scoring); this one was not");
+            drafter->output_table = drafts::load_target_head(values.string("target")).contiguous();
+            if (drafter->output_table.sizes() != drafter->embedding.sizes())
+                throw Error(CDZ_STATUS_INVALID_CONFIG, values.string("target") +
+                                                           ": the output table's shape differs from the input embedding's");
+        }
         *out_ctx = drafter.release();
     });
 }
@@ -132,6 +156,9 @@ cdz_status* session_create(void* ctx, int64_t, void** out_session) {
         session->state.resize(static_cast<size_t>(d->draft.hidden_size()));
         session->cell_scratch.resize(static_cast<size_t>(d->draft.row_scratch_size()));
         session->head_logits.resize(session->scratch.size());
+        if (d->candidates > 0)
+            session->table_candidates.emplace(d->output_table.data_ptr<float>(), d->output_table.size(0),
+                                              d->output_table.size(1), d->candidates);
         *out_session = session.release();
     });
 }
@@ -139,9 +166,14 @@ cdz_status* session_create(void* ctx, int64_t, void** out_session) {
 void session_destroy(void* session) { delete static_cast<Session*>(session); }
 
 // Row `out` [V]: the draft's distribution from the code-digit head's logits
-// under the sampling settings.
+// (and, with candidates, the state) under the sampling settings.
 void fill_row(Session& s, const float* head_logits, const cdz_sampling* sampling, float* out) {
     const drafts::CodeDigitDistribution& digits = *s.drafter->digits;
+    if (s.table_candidates) {
+        digits.fill_log_probabilities(head_logits, s.log_row.data(), s.scratch.data());
+        s.table_candidates->fill_row(s.log_row.data(), s.state.data(), sampling, out);
+        return;
+    }
     if (sampling && digits.fill_probabilities(head_logits, *sampling, out, s.scratch.data())) return;
     digits.fill_log_probabilities(head_logits, s.log_row.data(), s.scratch.data());
     drafts::sampling_probabilities(sampling, s.log_row.data(), out, static_cast<int64_t>(s.log_row.size()));
@@ -153,7 +185,7 @@ void fill_row(Session& s, const float* head_logits, const cdz_sampling* sampling
 int32_t most_likely(Session& s, const float* head_logits, const cdz_sampling* sampling, float* row,
                     float* probability) {
     int64_t token = 0;
-    if (sampling && s.drafter->digits->most_likely(head_logits, *sampling, s.scratch.data(), &token, probability))
+    if (sampling && !s.table_candidates && s.drafter->digits->most_likely(head_logits, *sampling, s.scratch.data(), &token, probability))
         return static_cast<int32_t>(token);
     const int64_t vocab = static_cast<int64_t>(s.log_row.size());
     fill_row(s, head_logits, sampling, row);

@@ -65,13 +65,14 @@ void write_code_digit_draft(const std::filesystem::path& from, const at::Tensor&
 
 // A recurrent draft whose cell is not the identity (random W_out), with a
 // digit head near the factorized form of `table`.
-void write_recurrent_draft(const std::filesystem::path& file, const at::Tensor& table) {
+void write_recurrent_draft(const std::filesystem::path& file, const at::Tensor& table, bool table_scored) {
     const drafts::CodeGrid grid = drafts::CodeGrid::parse(code_levels, audio_begin, vocab_size, "fixture");
     const training::CodeDigitOutput head = training::CodeDigitOutput::from_table(table, grid);
     drafts::RecurrentDraft draft = drafts::RecurrentDraft::initial(hidden_size, 48, 3, grid, head.weight, head.bias, 9);
     at::manual_seed(9);
     draft.out_weight = at::randn({hidden_size, 48}) * 0.1;
     draft.bias = at::randn({48}) * 0.1;
+    draft.table_scored = table_scored;
     draft.save(file);
 }
 
@@ -102,7 +103,9 @@ DraftModels build_models() {
     m.draft_digits = m.directory / "draft_digits";
     write_code_digit_draft(m.draft, m.target_weights.lm_head, m.draft_digits);
     m.recurrent = m.directory / "recurrent.safetensors";
-    write_recurrent_draft(m.recurrent, m.target_weights.lm_head);
+    write_recurrent_draft(m.recurrent, m.target_weights.lm_head, false);
+    m.recurrent_table_scored = m.directory / "recurrent_table_scored.safetensors";
+    write_recurrent_draft(m.recurrent_table_scored, m.target_weights.lm_head, true);
     m.choices = write_file(m.directory, "choices.txt",
                            "# a small sparse tree\n0\n1\n2\n0,0\n0,1\n1,0\n0,0,0\n0,0,1\n0,0,0,0\n");
     return m;

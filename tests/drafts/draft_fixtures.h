@@ -30,6 +30,7 @@ struct DraftModels {
     std::filesystem::path heads_digits;  // 4 heads with code-digit output heads (write_code_digit_heads, seed 7)
     std::filesystem::path draft_digits;  // the shallow draft with a code-digit head instead of its vocabulary head
     std::filesystem::path recurrent;     // a recurrent draft: cell 48, depth 3, code digits (seed 9)
+    std::filesystem::path recurrent_table_scored;  // the same, marked as trained with --table-scoring
     llama::LlamaWeights target_weights;
     int64_t head_count = 4;
 };

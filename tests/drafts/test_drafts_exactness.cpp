@@ -175,6 +175,9 @@ TEST(DraftExactness, RecurrentDraftEqualsGreedyDecoding) {
     check_exactness("draft.recurrent, length 3", "[draft]\nplugin = \"draft.recurrent\"\nmodel = \"" +
                                                      m.recurrent.string() + "\"\ntarget = \"" + m.target.string() +
                                                      "\"\n");
+    check_exactness("draft.recurrent, 8 candidates scored by the table",
+                    "[draft]\nplugin = \"draft.recurrent\"\nmodel = \"" + m.recurrent_table_scored.string() +
+                        "\"\ntarget = \"" + m.target.string() + "\"\ncandidates = 8\n");
 }
 
 TEST(DraftExactness, MedusaEqualsGreedyDecoding) {

@@ -73,6 +73,59 @@ TEST(RecurrentDrafter, EachRowIsTheCellsDistributionAfterReadingEveryTokenBefore
     }
 }
 
+TEST(RecurrentDrafter, CandidatesAreTheHeadsMostLikelyTokensScoredByTheTargetsTable) {
+    c10::InferenceMode inference;
+    const auto& models = test::draft_models();
+    const drafts::RecurrentDraft draft = drafts::RecurrentDraft::load(models.recurrent_table_scored, test::vocab_size);
+    ASSERT_TRUE(draft.table_scored);
+    const std::vector<float> hidden = random_hidden(12);
+    const std::vector<int32_t> sequence = {10, 11, test::audio_start, 270, 271};
+    constexpr int64_t count = 8;
+    test::DrafterPlugin drafter(recurrent_table(models.recurrent_table_scored, "candidates = 8\n"));
+    const double temperature = 0.8;
+    const auto p = drafter.propose(drafter.new_session(), sequence, test::synthesis_sampling(temperature), hidden,
+                                   static_cast<int64_t>(sequence.size()) - 2);
+    ASSERT_EQ(p.tokens.size(), 3u);
+
+    const auto d = [](const at::Tensor& t) { return t.to(at::kDouble); };
+    at::Tensor state = d(at::from_blob(const_cast<float*>(hidden.data()), {test::hidden_size}, at::kFloat));
+    int32_t read = sequence.back();
+    for (size_t i = 0; i < p.tokens.size(); ++i) {
+        const at::Tensor e = d(models.target_weights.embed_tokens[read]);
+        const at::Tensor pre = at::mv(d(draft.state_weight), state) + at::mv(d(draft.token_weight), e) + d(draft.bias);
+        state = state + at::mv(d(draft.out_weight), at::silu(pre));
+        const at::Tensor head = at::mv(d(draft.digit_weight), state) + d(draft.digit_bias);
+        // The head's most likely allowed tokens, then the table's softmax over them.
+        const at::Tensor allowed = allowed_distribution(draft.digits->log_probabilities(head));
+        const at::Tensor candidates = std::get<1>(allowed.topk(count));
+        const at::Tensor scores = at::mv(d(models.target_weights.lm_head).index_select(0, candidates), state);
+        const at::Tensor expected =
+            at::zeros({test::vocab_size}, at::kDouble).index_copy_(0, candidates, at::softmax(scores / temperature, 0));
+        double worst = 0;
+        int64_t nonzero = 0;
+        for (int64_t t = 0; t < test::vocab_size; ++t) {
+            const float value = p.probabilities[i * test::vocab_size + t];
+            worst = std::max(worst, std::fabs(value - expected[t].item<double>()));
+            nonzero += value > 0.0f;
+        }
+        EXPECT_LT(worst, 1e-5) << "node " << i;
+        EXPECT_EQ(nonzero, count) << "node " << i;
+        EXPECT_GT(p.probabilities[i * test::vocab_size + p.tokens[i]], 0.0f) << "node " << i;
+        read = p.tokens[i];
+    }
+}
+
+TEST(RecurrentDrafter, CandidatesNeedADraftTrainedToBeScoredByTheTable) {
+    const auto& models = test::draft_models();
+    try {
+        test::DrafterPlugin drafter(recurrent_table(models.recurrent, "candidates = 8\n"));
+        FAIL() << "a draft without cadenza.candidate_scoring was taken";
+    } catch (const Error& e) {
+        EXPECT_NE(std::string(e.what()).find("--table-scoring"), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find(models.recurrent.filename().string()), std::string::npos) << e.what();
+    }
+}
+
 TEST(RecurrentDrafter, TheRowPathStepsAsTheOperatorsDo) {
     c10::InferenceMode inference;
     const auto& models = test::draft_models();

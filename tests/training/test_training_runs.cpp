@@ -468,12 +468,55 @@ TEST_F(Training, RecurrentDraftLearnsAndSavesWhatTheDrafterReads) {
     RecurrentDraftTask second(target, 48, 3, grid, target_dir, 0.5, {}, 8);
     second.initialize_from(file);
     EXPECT_TRUE(second.draft().out_weight.equal(task.draft().out_weight.detach()));
+    // The cell is shared by its steps: a shallower run starts from a deeper draft, a deeper one does not.
+    RecurrentDraftTask shallower(target, 48, 2, grid, target_dir, 0.5, {}, 7);
+    shallower.initialize_from(file);
+    EXPECT_TRUE(shallower.draft().out_weight.equal(task.draft().out_weight.detach()));
     try {
-        RecurrentDraftTask(target, 48, 2, grid, target_dir, 0.5, {}, 7).initialize_from(file);
-        ADD_FAILURE() << "a draft of another depth was taken";
+        RecurrentDraftTask(target, 48, 4, grid, target_dir, 0.5, {}, 7).initialize_from(file);
+        ADD_FAILURE() << "a shallower draft started a deeper run";
     } catch (const Error& error) {
         EXPECT_NE(std::string(error.what()).find("trained 3 steps deep"), std::string::npos) << error.what();
     }
+    try {
+        RecurrentDraftTask(target, 40, 2, grid, target_dir, 0.5, {}, 7).initialize_from(file);
+        ADD_FAILURE() << "a draft with another cell was taken";
+    } catch (const Error& error) {
+        EXPECT_NE(std::string(error.what()).find("cell 48"), std::string::npos) << error.what();
+    }
+}
+
+// Table scoring (train recurrent --table-scoring): the states learn to be
+// scored by the target's output table as well, the held-out metrics report
+// that distribution's acceptance whole and over the head's candidates, and
+// the file says the draft was trained so (draft.recurrent's `candidates`).
+TEST_F(Training, RecurrentDraftLearnsToBeScoredByTheTargetsTable) {
+    const auto target_dir = fresh_directory("recurrent-table-target"), out = fresh_directory("recurrent-table");
+    write_trained_target(target_dir, 2);
+    const llama::LlamaWeights target = load_model_directory(target_dir);
+    const TokenCorpus corpus = tiny_corpus();
+    const auto heldout = evaluation_batches(split_corpus(corpus, 0.1, 1).heldout, 8, 32);
+    RecurrentDraftTask task(target, 48, 2, tiny_grid(), target_dir, 0.5, {0.7, 0.9}, 7);
+    task.score_with_target_table();
+    Metrics before;
+    {
+        at::NoGradGuard no_grad;
+        for (const auto& batch : heldout) task.evaluate(batch, before);
+    }
+    std::ostringstream log;
+    const TrainResult result = train(task, corpus, tiny_options(100), out / "recurrent.safetensors", log);
+    show("table scoring", before, result.heldout);
+    for (int64_t k = 1; k <= 2; ++k) {
+        const std::string step = "step " + std::to_string(k) + " (t+" + std::to_string(k + 1) + ") ";
+        EXPECT_GT(result.heldout.mean(step + "table acceptance"), before.mean(step + "table acceptance") + 0.02) << step;
+        EXPECT_GT(result.heldout.mean(step + "acceptance"), before.mean(step + "acceptance")) << step;
+        const double candidates = result.heldout.mean(step + "top-16 candidates acceptance");
+        EXPECT_GT(candidates, 0.0) << step;
+        EXPECT_LE(candidates, 1.0) << step;
+    }
+    EXPECT_TRUE(drafts::RecurrentDraft::load(out / "recurrent.safetensors", 32).table_scored);
+    RecurrentDraftTask plain(target, 48, 2, tiny_grid(), target_dir, 0.5, {0.7, 0.9}, 7);
+    EXPECT_FALSE(plain.draft().table_scored);
 }
 
 // Under the pipeline's sampling (train recurrent --sampling-temperature

@@ -1,0 +1,47 @@
+// A draft row from a code-digit head's most likely tokens scored by the
+// target's own output table (draft.recurrent's `candidates`, for a draft
+// trained with `cadenza train recurrent --table-scoring`). The head's
+// product distribution can only say digit by digit what the state means;
+// the table scores whole tokens, as the target's own head does, but costs
+// 8,252 x 256 multiply-adds a row. So the head picks `count` candidates
+// (its most likely allowed tokens) and the table scores only those:
+//   logit(x) = W_lm[x] . s                        x a candidate
+//   q = the pipeline's sampling (temperature, top-k, top-p) over the
+//       candidates' logits; every other token gets 0.
+// q is the distribution the drafted token is drawn from, so every acceptor
+// stays valid on it (acceptor.exact stays exact).
+#pragma once
+
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+#include "cadenza/plugin.h"
+
+namespace cadenza::drafts {
+
+class TableCandidates {
+public:
+    // `table` [vocab, hidden] float32, row-major, kept by the caller; count >= 1.
+    TableCandidates(const float* table, int64_t vocab, int64_t hidden, int64_t count);
+
+    // Writes q into `out` [vocab] from the head's log-probabilities
+    // `head_log_row` [vocab] and the state `state` [hidden]. Candidates are
+    // the `count` largest entries of the head's row among the tokens the
+    // sampling allows (the lower token first on a tie). No allocation.
+    void fill_row(const float* head_log_row, const float* state, const cdz_sampling* sampling, float* out);
+
+    // The candidates of the last fill_row, in the order of their scores' selection.
+    const std::vector<int32_t>& candidates() const { return tokens_; }
+
+private:
+    void select(const float* head_log_row, const cdz_sampling* sampling);
+
+    const float* table_;
+    int64_t vocab_, hidden_, count_;
+    std::vector<std::pair<float, int32_t>> heap_;  // the candidates while selecting: a min-heap on the head's value
+    std::vector<int32_t> tokens_;
+    std::vector<float> logits_, probabilities_;
+};
+
+}  // namespace cadenza::drafts
