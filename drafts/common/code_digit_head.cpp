@@ -260,13 +260,70 @@ void CodeDigitDistribution::write_row(const float* factors, float* out, Combine 
     }
 }
 
-void CodeDigitDistribution::fill_log_probabilities(const float* head_logits, float* out, float* scratch) const {
+void CodeDigitDistribution::fill_log_factors(const float* head_logits, float* out) const {
     const int64_t classes = grid_.class_count();
-    std::copy(head_logits, head_logits + grid_.head_rows(), scratch);
-    log_softmax_in_place(scratch, classes);
-    for (size_t d = 0; d < grid_.levels.size(); ++d)
-        log_softmax_in_place(scratch + classes + digit_begin_[d], grid_.levels[d]);
+    std::copy(head_logits, head_logits + grid_.head_rows(), out);
+    log_softmax_in_place(out, classes);
+    for (size_t d = 0; d < grid_.levels.size(); ++d) log_softmax_in_place(out + classes + digit_begin_[d], grid_.levels[d]);
+}
+
+void CodeDigitDistribution::fill_log_probabilities(const float* head_logits, float* out, float* scratch) const {
+    fill_log_factors(head_logits, scratch);
     write_row(scratch, out, [](float prefix, float digit) { return prefix + digit; });
+}
+
+void CodeDigitDistribution::most_likely_tokens(const float* head_logits, const cdz_sampling* sampling, int64_t count,
+                                               std::vector<int32_t>& tokens, TokenBeam& beam) const {
+    const int64_t vocab = grid_.vocab_size, classes = grid_.class_count(), offset = grid_.code_offset,
+                  codes = grid_.code_count();
+    const TokenRange allowed = allowed_tokens(sampling, vocab);
+    // The better entry first: the larger log q, then the lower token (or prefix).
+    const auto better = [](const std::pair<float, int64_t>& a, const std::pair<float, int64_t>& b) {
+        return a.first > b.first || (a.first == b.first && a.second < b.second);
+    };
+    const auto keep_best = [&](std::vector<std::pair<float, int64_t>>& entries) {
+        if (static_cast<int64_t>(entries.size()) <= count) return;
+        std::nth_element(entries.begin(), entries.begin() + (count - 1), entries.end(), better);
+        entries.resize(static_cast<size_t>(count));
+    };
+    const bool all_codes = allowed.begin <= offset && offset + codes <= allowed.end;
+    const bool no_code = allowed.end <= offset || allowed.begin >= offset + codes;
+    auto& kept = beam.kept;
+    kept.clear();
+    if (!all_codes && !no_code) {
+        beam.row.resize(static_cast<size_t>(vocab));
+        beam.factors.resize(static_cast<size_t>(grid_.head_rows()));
+        fill_log_probabilities(head_logits, beam.row.data(), beam.factors.data());
+        for (int64_t t = 0; t < vocab; ++t)
+            if (allowed.contains(t)) kept.emplace_back(beam.row[static_cast<size_t>(t)], t);
+    } else {
+        beam.factors.resize(static_cast<size_t>(grid_.head_rows()));
+        fill_log_factors(head_logits, beam.factors.data());
+        const float* factors = beam.factors.data();
+        if (all_codes) {
+            // Prefixes of the most significant digits, extended one digit at
+            // a time as write_row extends them: code = prefix * level + digit.
+            kept.emplace_back(factors[classes - 1], 0);
+            for (size_t d = grid_.levels.size(); d-- > 0;) {
+                const int64_t level = grid_.levels[d];
+                const float* digit = factors + classes + digit_begin_[d];
+                beam.grown.clear();
+                for (const auto& [value, prefix] : kept)
+                    for (int64_t k = 0; k < level; ++k) beam.grown.emplace_back(value + digit[k], prefix * level + k);
+                keep_best(beam.grown);
+                kept.swap(beam.grown);
+            }
+            for (auto& entry : kept) entry.second += offset;
+        }
+        for (int64_t c = 0; c + 1 < classes; ++c) {
+            const int64_t token = c < offset ? c : c + codes;
+            if (allowed.contains(token)) kept.emplace_back(factors[c], token);
+        }
+    }
+    keep_best(kept);
+    tokens.clear();
+    for (const auto& entry : kept) tokens.push_back(static_cast<int32_t>(entry.second));
+    std::sort(tokens.begin(), tokens.end());
 }
 
 bool CodeDigitDistribution::prepare_factors(const float* head_logits, const cdz_sampling& sampling,

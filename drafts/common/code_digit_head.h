@@ -76,6 +76,13 @@ std::vector<std::pair<std::string, std::string>> code_grid_metadata(const CodeGr
 // nucleus is, so that cutting it again would take mass the target keeps.
 enum class DigitSampling { factors, row, nucleus, tempered };
 
+// Scratch of CodeDigitDistribution::most_likely_tokens, reused across rows.
+struct TokenBeam {
+    std::vector<float> factors;                         // the head's blocks through their log-softmax
+    std::vector<std::pair<float, int64_t>> kept, grown;  // (log q, token or code prefix)
+    std::vector<float> row;                             // a row of log q, when the beam cannot be used
+};
+
 // The drafters' parameter `digit_sampling` ("factors" or "row"), constant
 // so that the drafters' parameter tables can hold it at static initialization.
 inline constexpr const char* digit_sampling_choices[] = {"factors", "row", "nucleus", "tempered", nullptr};
@@ -116,6 +123,16 @@ public:
     // `scratch` holds head_rows() floats.
     void fill_log_probabilities(const float* head_logits, float* out, float* scratch) const;
 
+    // The `count` most likely tokens of fill_log_probabilities' row among
+    // the tokens the sampling allows (the lower token first on a tie), in
+    // ascending order into `tokens`; fewer when fewer are allowed. When the
+    // allowed tokens take all the codes or none, without writing the row: a
+    // beam over the digits, most significant first, keeping `count` prefixes
+    // (exact: a code among the best has its prefix among the best prefixes),
+    // whose sums are formed as the row forms them.
+    void most_likely_tokens(const float* head_logits, const cdz_sampling* sampling, int64_t count,
+                            std::vector<int32_t>& tokens, TokenBeam& beam) const;
+
     // One row's draft distribution under the pipeline's sampling settings,
     // from the factors, into `out` [V]. `factors`: the class distribution
     // over the allowed classes and each digit's distribution, each through
@@ -143,6 +160,8 @@ public:
                      float* probability) const;
 
 private:
+    // The head logits [R] with each block (the classes, each digit) through its log-softmax, into `out` [R].
+    void fill_log_factors(const float* head_logits, float* out) const;
     // fill_probabilities' factors in `scratch` (the class distribution, then
     // each digit's); false when it would return false.
     bool prepare_factors(const float* head_logits, const cdz_sampling& sampling, float* scratch) const;

@@ -9,11 +9,6 @@
 namespace cadenza::drafts {
 namespace {
 
-// The heap keeps the worst candidate on top: the lower value, then the higher token.
-bool better(const std::pair<float, int32_t>& a, const std::pair<float, int32_t>& b) {
-    return a.first > b.first || (a.first == b.first && a.second < b.second);
-}
-
 // Sixteen partial sums, so that the compiler can keep them in vector lanes
 // (a single float sum is a chain of dependent adds).
 float dot(const float* a, const float* b, int64_t n) {
@@ -34,38 +29,17 @@ TableCandidates::TableCandidates(const float* table, int64_t vocab, int64_t hidd
     : table_(table), vocab_(vocab), hidden_(hidden), count_(count) {
     if (!table || vocab < 1 || hidden < 1 || count < 1)
         throw sdk::Error(CDZ_STATUS_INVALID_ARGUMENT, "table candidates need a table and a positive count");
-    heap_.reserve(static_cast<size_t>(count));
     tokens_.reserve(static_cast<size_t>(count));
     logits_.reserve(static_cast<size_t>(count));
     probabilities_.reserve(static_cast<size_t>(count));
 }
 
-void TableCandidates::select(const float* head_log_row, const cdz_sampling* sampling) {
-    const TokenRange allowed = allowed_tokens(sampling, vocab_);
-    heap_.clear();
-    auto consider = [&](int64_t token) {
-        const std::pair<float, int32_t> entry{head_log_row[token], static_cast<int32_t>(token)};
-        if (static_cast<int64_t>(heap_.size()) < count_) {
-            heap_.push_back(entry);
-            std::push_heap(heap_.begin(), heap_.end(), better);
-        } else if (better(entry, heap_.front())) {
-            std::pop_heap(heap_.begin(), heap_.end(), better);
-            heap_.back() = entry;
-            std::push_heap(heap_.begin(), heap_.end(), better);
-        }
-    };
-    for (int64_t t = allowed.begin; t < allowed.end; ++t) consider(t);
-    if (allowed.extra >= 0 && !(allowed.extra >= allowed.begin && allowed.extra < allowed.end)) consider(allowed.extra);
-    if (heap_.empty()) throw sdk::Error(CDZ_STATUS_INVALID_ARGUMENT, "the sampling settings allow no token");
-    // Vocabulary order, so that the row and the draws do not depend on the heap's layout.
-    tokens_.clear();
-    for (const auto& entry : heap_) tokens_.push_back(entry.second);
-    std::sort(tokens_.begin(), tokens_.end());
-}
-
-void TableCandidates::fill_row(const float* head_log_row, const float* state, const cdz_sampling* sampling,
-                               float* out) {
-    select(head_log_row, sampling);
+void TableCandidates::fill_row(const CodeDigitDistribution& digits, const float* head_logits, const float* state,
+                               const cdz_sampling* sampling, float* out) {
+    if (digits.grid().vocab_size != vocab_)
+        throw sdk::Error(CDZ_STATUS_INVALID_ARGUMENT, "the code-digit head's vocabulary differs from the table's");
+    digits.most_likely_tokens(head_logits, sampling, count_, tokens_, beam_);
+    if (tokens_.empty()) throw sdk::Error(CDZ_STATUS_INVALID_ARGUMENT, "the sampling settings allow no token");
     const auto count = static_cast<int64_t>(tokens_.size());
     logits_.resize(static_cast<size_t>(count));
     probabilities_.resize(static_cast<size_t>(count));

@@ -13,10 +13,10 @@
 #pragma once
 
 #include <cstdint>
-#include <utility>
 #include <vector>
 
 #include "cadenza/plugin.h"
+#include "code_digit_head.h"
 
 namespace cadenza::drafts {
 
@@ -25,21 +25,21 @@ public:
     // `table` [vocab, hidden] float32, row-major, kept by the caller; count >= 1.
     TableCandidates(const float* table, int64_t vocab, int64_t hidden, int64_t count);
 
-    // Writes q into `out` [vocab] from the head's log-probabilities
-    // `head_log_row` [vocab] and the state `state` [hidden]. Candidates are
-    // the `count` largest entries of the head's row among the tokens the
-    // sampling allows (the lower token first on a tie). No allocation.
-    void fill_row(const float* head_log_row, const float* state, const cdz_sampling* sampling, float* out);
+    // Writes q into `out` [vocab] from the code-digit head's logits
+    // `head_logits` of `digits` and the state `state` [hidden]. Candidates
+    // are the head's `count` most likely tokens among those the sampling
+    // allows (CodeDigitDistribution::most_likely_tokens). No allocation
+    // after the first rows.
+    void fill_row(const CodeDigitDistribution& digits, const float* head_logits, const float* state,
+                  const cdz_sampling* sampling, float* out);
 
-    // The candidates of the last fill_row, in the order of their scores' selection.
+    // The candidates of the last fill_row, in ascending order.
     const std::vector<int32_t>& candidates() const { return tokens_; }
 
 private:
-    void select(const float* head_log_row, const cdz_sampling* sampling);
-
     const float* table_;
     int64_t vocab_, hidden_, count_;
-    std::vector<std::pair<float, int32_t>> heap_;  // the candidates while selecting: a min-heap on the head's value
+    TokenBeam beam_;
     std::vector<int32_t> tokens_;
     std::vector<float> logits_, probabilities_;
 };

@@ -170,8 +170,7 @@ void session_destroy(void* session) { delete static_cast<Session*>(session); }
 void fill_row(Session& s, const float* head_logits, const cdz_sampling* sampling, float* out) {
     const drafts::CodeDigitDistribution& digits = *s.drafter->digits;
     if (s.table_candidates) {
-        digits.fill_log_probabilities(head_logits, s.log_row.data(), s.scratch.data());
-        s.table_candidates->fill_row(s.log_row.data(), s.state.data(), sampling, out);
+        s.table_candidates->fill_row(digits, head_logits, s.state.data(), sampling, out);
         return;
     }
     if (sampling && digits.fill_probabilities(head_logits, *sampling, out, s.scratch.data())) return;

@@ -233,6 +233,52 @@ TEST(CodeDigitHead, MostLikelyIsTheRowsFirstArgmaxWithoutWritingTheRow) {
     EXPECT_FALSE(nucleus.most_likely(logits.data_ptr<float>(), s, scratch.data(), &token, &probability));
 }
 
+TEST(CodeDigitHead, MostLikelyTokensAreTheRowsLargestAllowedEntries) {
+    const CodeDigitDistribution small(small_grid());
+    const CodeDigitDistribution large(CodeGrid::parse("8,8,8,4,4", 58, 8252, "test"));
+    at::manual_seed(12);
+    drafts::TokenBeam beam;
+    std::vector<int32_t> tokens;
+    for (const CodeDigitDistribution* distribution : {&small, &large}) {
+        const CodeGrid& grid = distribution->grid();
+        std::vector<float> scratch(static_cast<size_t>(grid.head_rows())), row(static_cast<size_t>(grid.vocab_size));
+        for (int trial = 0; trial < 60; ++trial) {
+            at::Tensor logits = (at::randn({grid.head_rows()}) * (trial % 3 == 0 ? 6.0 : 1.5)).contiguous();
+            if (trial % 10 == 9) {  // a tie within a digit
+                float* values = logits.data_ptr<float>();
+                values[grid.class_count() + 1] = values[grid.class_count()];
+            }
+            cdz_sampling s{};
+            s.struct_size = sizeof(s);
+            s.temperature = 0.7;
+            s.top_p = 1.0;
+            s.allowed_extra = -1;
+            const int kind = trial % 3;
+            if (kind == 1) {  // the codes and the token after them, as a synthesis allows: the beam
+                s.allowed_begin = grid.code_offset;
+                s.allowed_end = grid.code_offset + grid.code_count();
+                s.allowed_extra = grid.code_offset + grid.code_count() + 1;
+            } else if (kind == 2) {  // part of the codes: the row
+                s.allowed_begin = grid.code_offset + 3;
+                s.allowed_end = grid.code_offset + grid.code_count() / 2;
+            }
+            distribution->fill_log_probabilities(logits.data_ptr<float>(), row.data(), scratch.data());
+            std::vector<int32_t> order;
+            for (int64_t t = 0; t < grid.vocab_size; ++t)
+                if (s.allowed_end == 0 || (t >= s.allowed_begin && t < s.allowed_end) || t == s.allowed_extra)
+                    order.push_back(static_cast<int32_t>(t));
+            std::stable_sort(order.begin(), order.end(), [&](int32_t a, int32_t b) { return row[a] > row[b]; });
+            for (const int64_t count : {int64_t{1}, int64_t{5}, int64_t{64}, grid.vocab_size + 3}) {
+                std::vector<int32_t> expected(order.begin(),
+                                              order.begin() + std::min<int64_t>(count, static_cast<int64_t>(order.size())));
+                std::sort(expected.begin(), expected.end());
+                distribution->most_likely_tokens(logits.data_ptr<float>(), &s, count, tokens, beam);
+                EXPECT_EQ(tokens, expected) << "grid " << grid.levels_text() << ", trial " << trial << ", count " << count;
+            }
+        }
+    }
+}
+
 TEST(CodeDigitHead, GridErrorsNameWhereAndWhy) {
     auto expect_error = [](const std::string& levels, int64_t offset, const std::string& fragment) {
         try {
