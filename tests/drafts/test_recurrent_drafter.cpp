@@ -32,6 +32,15 @@ std::vector<float> random_hidden(uint64_t seed) {
     return std::vector<float>(h.data_ptr<float>(), h.data_ptr<float>() + test::hidden_size);
 }
 
+at::Tensor as_double(const at::Tensor& t) { return t.to(at::kDouble); }
+
+// One step of the cell in double precision from `state` after reading a token with embedding `e`.
+at::Tensor cell_step_by_hand(const drafts::RecurrentDraft& draft, const at::Tensor& state, const at::Tensor& e) {
+    const at::Tensor pre = at::mv(as_double(draft.state_weight), state) + at::mv(as_double(draft.token_weight), as_double(e)) +
+                           as_double(draft.bias);
+    return state + at::mv(as_double(draft.out_weight), at::silu(pre));
+}
+
 // The synthesis's distribution (allowed tokens only) of log-probabilities `lp` [V].
 at::Tensor allowed_distribution(const at::Tensor& lp) {
     at::Tensor allowed = at::full({test::vocab_size}, -INFINITY, at::kDouble);
@@ -55,14 +64,11 @@ TEST(RecurrentDrafter, EachRowIsTheCellsDistributionAfterReadingEveryTokenBefore
     ASSERT_EQ(p.tokens.size(), 3u);
     EXPECT_EQ(p.parents, (std::vector<int32_t>{-1, 0, 1}));
 
-    const auto d = [](const at::Tensor& t) { return t.to(at::kDouble); };
-    at::Tensor state = d(at::from_blob(const_cast<float*>(hidden.data()), {test::hidden_size}, at::kFloat));
+    at::Tensor state = as_double(at::from_blob(const_cast<float*>(hidden.data()), {test::hidden_size}, at::kFloat));
     int32_t read = sequence.back();  // the pending token the target drew from h
     for (size_t i = 0; i < p.tokens.size(); ++i) {
-        const at::Tensor e = d(models.target_weights.embed_tokens[read]);
-        const at::Tensor pre = at::mv(d(draft.state_weight), state) + at::mv(d(draft.token_weight), e) + d(draft.bias);
-        state = state + at::mv(d(draft.out_weight), at::silu(pre));
-        const at::Tensor head = at::mv(d(draft.digit_weight), state) + d(draft.digit_bias);
+        state = cell_step_by_hand(draft, state, models.target_weights.embed_tokens[read]);
+        const at::Tensor head = at::mv(as_double(draft.digit_weight), state) + as_double(draft.digit_bias);
         const at::Tensor expected = allowed_distribution(draft.digits->log_probabilities(head));
         double worst = 0;
         for (int64_t t = 0; t < test::vocab_size; ++t)
@@ -87,18 +93,15 @@ TEST(RecurrentDrafter, CandidatesAreTheHeadsMostLikelyTokensScoredByTheTargetsTa
                                    static_cast<int64_t>(sequence.size()) - 2);
     ASSERT_EQ(p.tokens.size(), 3u);
 
-    const auto d = [](const at::Tensor& t) { return t.to(at::kDouble); };
-    at::Tensor state = d(at::from_blob(const_cast<float*>(hidden.data()), {test::hidden_size}, at::kFloat));
+    at::Tensor state = as_double(at::from_blob(const_cast<float*>(hidden.data()), {test::hidden_size}, at::kFloat));
     int32_t read = sequence.back();
     for (size_t i = 0; i < p.tokens.size(); ++i) {
-        const at::Tensor e = d(models.target_weights.embed_tokens[read]);
-        const at::Tensor pre = at::mv(d(draft.state_weight), state) + at::mv(d(draft.token_weight), e) + d(draft.bias);
-        state = state + at::mv(d(draft.out_weight), at::silu(pre));
-        const at::Tensor head = at::mv(d(draft.digit_weight), state) + d(draft.digit_bias);
+        state = cell_step_by_hand(draft, state, models.target_weights.embed_tokens[read]);
+        const at::Tensor head = at::mv(as_double(draft.digit_weight), state) + as_double(draft.digit_bias);
         // The head's most likely allowed tokens, then the table's softmax over them.
         const at::Tensor allowed = allowed_distribution(draft.digits->log_probabilities(head));
         const at::Tensor candidates = std::get<1>(allowed.topk(count));
-        const at::Tensor scores = at::mv(d(models.target_weights.lm_head).index_select(0, candidates), state);
+        const at::Tensor scores = at::mv(as_double(models.target_weights.lm_head).index_select(0, candidates), state);
         const at::Tensor expected =
             at::zeros({test::vocab_size}, at::kDouble).index_copy_(0, candidates, at::softmax(scores / temperature, 0));
         double worst = 0;
