@@ -263,8 +263,21 @@ TOML
       recurrent_phase 2 recurrent 5e-4 5 train-8000.tokens
       recurrent_phase 3 recurrent-2 5e-4 6 train-8000.tokens
       recurrent_phase 4 recurrent-3 3e-4 7 train-16000.tokens
+      # 5: the cell trained to be scored by the target's output table as well
+      # (--table-scoring: draft.recurrent's candidates, recurrent-exact), 2
+      # steps deep at the pipeline's sampling, from phase 4 on the target's
+      # samples of the first 3,000 train prompts (docs/en-small.md,
+      # twenty-sixth part). ~4 s per step on one core: 40 min.
+      head -n 3000 "$work/sampled/train-8000.tokens" > "$work/sampled/train-3000.tokens"
+      run train recurrent --target "$models/target" --output "$work/recurrent-table.safetensors" "${digits[@]}" \
+        --init-from "$work/recurrent-4.safetensors" --cell-size 512 --depth 2 --table-scoring --distill-weight 0.5 \
+        --sampling-temperature 0.7 --sampling-top-p 0.9 --corpus "$work/sampled/train-3000.tokens" --batch 8 \
+        --seq-len 768 --length-buckets --checkpoint-every 50 --holdout 0.01 --warmup 20 --steps 600 --lr 2e-3 \
+        --seed 9 --split-seed 1 --threads 1 --no-progress --eval-every 100 --eval-corpus "$work/sampled/heldout.tokens" \
+        $(resumable "$work/recurrent-table.training_state.safetensors")
       mkdir -p "$models/draft"
       cp "$work/recurrent-4.safetensors" "$models/recurrent.safetensors"
+      cp "$work/recurrent-table.safetensors" "$models/recurrent-table.safetensors"
       cp "$work/draft-digits-4/config.json" "$work/draft-digits-4/model.safetensors" "$models/draft/"
       cp "$work/mtp8-digits.safetensors" "$models/mtp8.safetensors"
       cp "$work/medusa4-digits.safetensors" "$models/medusa4.safetensors"
