@@ -33,9 +33,6 @@ public:
     void fill_row(const CodeDigitDistribution& digits, const float* head_logits, const float* state,
                   const cdz_sampling* sampling, float* out);
 
-    // The candidates of the last fill_row, in ascending order.
-    const std::vector<int32_t>& candidates() const { return tokens_; }
-
 private:
     const float* table_;
     int64_t vocab_, hidden_, count_;
