@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "exit_codes.h"
+#include "freed_memory_reuse.h"
 #include "torch_commands.h"
 #include "mel_codec_training.h"
 #include "train_jobs.h"
@@ -108,6 +109,7 @@ template <typename Job, typename Run>
 std::function<int()> runner(std::shared_ptr<Job> job, Run run) {
     return [job, run] {
         InterruptScope scope;
+        keep_freed_memory_for_reuse();
         job->options.interrupt = &interrupted;
         const training::TrainResult result = run(*job, std::cout, std::cerr);
         return result.interrupted ? static_cast<int>(exit_user_error) : static_cast<int>(exit_ok);
