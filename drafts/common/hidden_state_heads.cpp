@@ -70,10 +70,9 @@ std::pair<at::Tensor, at::Tensor> read_heads(const safetensors::File& file, int6
 
 }  // namespace
 
-at::Tensor load_target_head(const std::filesystem::path& path) {
+bool target_head_is_tied(const std::filesystem::path& path) {
     try {
-        const safetensors::Checkpoint checkpoint = safetensors::Checkpoint::open(path);
-        bool tied = !checkpoint.contains("lm_head.weight");
+        bool tied = !safetensors::Checkpoint::open(path).contains("lm_head.weight");
         const std::filesystem::path config_path = config_beside(path);
         if (std::filesystem::exists(config_path)) {
             nlohmann::json config;
@@ -84,8 +83,17 @@ at::Tensor load_target_head(const std::filesystem::path& path) {
             }
             tied = config.value("tie_word_embeddings", false);
         }
-        return read_matrix(checkpoint, path, tied ? "model.embed_tokens.weight" : "lm_head.weight", "output head",
-                           tied ? " (the config ties it to the embedding)" : "");
+        return tied;
+    } catch (const safetensors::Error& e) {
+        throw sdk::Error(CDZ_STATUS_INVALID_CONFIG, e.what());
+    }
+}
+
+at::Tensor load_target_head(const std::filesystem::path& path) {
+    const bool tied = target_head_is_tied(path);
+    try {
+        return read_matrix(safetensors::Checkpoint::open(path), path, tied ? "model.embed_tokens.weight" : "lm_head.weight",
+                           "output head", tied ? " (the config ties it to the embedding)" : "");
     } catch (const safetensors::Error& e) {
         throw sdk::Error(CDZ_STATUS_INVALID_CONFIG, e.what());
     }

@@ -45,6 +45,9 @@ namespace cadenza::drafts {
 // it; its config.json (in the directory, or next to the file) decides the
 // tying; without one, lm_head.weight is used when present.
 at::Tensor load_target_head(const std::filesystem::path& checkpoint);
+// Whether the target's output head is its input embedding (no lm_head.weight,
+// or tie_word_embeddings in the config beside it): one matrix serves both.
+bool target_head_is_tied(const std::filesystem::path& checkpoint);
 // The target's input embedding [V, H] (`model.embed_tokens.weight`), from the same kinds of checkpoint.
 at::Tensor load_target_embedding(const std::filesystem::path& checkpoint);
 

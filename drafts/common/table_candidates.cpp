@@ -34,8 +34,8 @@ TableCandidates::TableCandidates(const float* table, int64_t vocab, int64_t hidd
     probabilities_.reserve(static_cast<size_t>(count));
 }
 
-void TableCandidates::fill_row(const CodeDigitDistribution& digits, const float* head_logits, const float* state,
-                               const cdz_sampling* sampling, float* out) {
+void TableCandidates::score(const CodeDigitDistribution& digits, const float* head_logits, const float* state,
+                            const cdz_sampling* sampling) {
     if (digits.grid().vocab_size != vocab_)
         throw sdk::Error(CDZ_STATUS_INVALID_ARGUMENT, "the code-digit head's vocabulary differs from the table's");
     digits.most_likely_tokens(head_logits, sampling, count_, tokens_, beam_);
@@ -52,8 +52,25 @@ void TableCandidates::fill_row(const CodeDigitDistribution& digits, const float*
     over_candidates.allowed_begin = over_candidates.allowed_end = 0;
     over_candidates.allowed_extra = -1;
     sampling_probabilities(&over_candidates, logits_.data(), probabilities_.data(), count);
+}
+
+void TableCandidates::fill_row(const CodeDigitDistribution& digits, const float* head_logits, const float* state,
+                               const cdz_sampling* sampling, float* out) {
+    score(digits, head_logits, state, sampling);
     std::fill(out, out + vocab_, 0.0f);
-    for (int64_t i = 0; i < count; ++i) out[tokens_[static_cast<size_t>(i)]] = probabilities_[static_cast<size_t>(i)];
+    for (size_t i = 0; i < tokens_.size(); ++i) out[tokens_[i]] = probabilities_[i];
+}
+
+int32_t TableCandidates::most_likely(const CodeDigitDistribution& digits, const float* head_logits,
+                                     const float* state, const cdz_sampling* sampling, float* probability) {
+    score(digits, head_logits, state, sampling);
+    size_t best = 0;
+    for (size_t i = 1; i < tokens_.size(); ++i)
+        if (probabilities_[i] > probabilities_[best] ||
+            (probabilities_[i] == probabilities_[best] && tokens_[i] < tokens_[best]))
+            best = i;
+    *probability = probabilities_[best];
+    return tokens_[best];
 }
 
 }  // namespace cadenza::drafts

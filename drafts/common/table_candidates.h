@@ -33,7 +33,17 @@ public:
     void fill_row(const CodeDigitDistribution& digits, const float* head_logits, const float* state,
                   const cdz_sampling* sampling, float* out);
 
+    // The token fill_row's row gives the most probability (the lowest token
+    // on a tie, as a scan of the row finds it) and that probability, without
+    // writing the row: `draw = "argmax"`.
+    int32_t most_likely(const CodeDigitDistribution& digits, const float* head_logits, const float* state,
+                        const cdz_sampling* sampling, float* probability);
+
 private:
+    // The candidates (tokens_) and q over them (probabilities_).
+    void score(const CodeDigitDistribution& digits, const float* head_logits, const float* state,
+               const cdz_sampling* sampling);
+
     const float* table_;
     int64_t vocab_, hidden_, count_;
     TokenBeam beam_;

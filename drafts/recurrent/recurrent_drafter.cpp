@@ -126,7 +126,9 @@ cdz_status* create(const cdz_instance_args* args, void** out_ctx) {
                             values.string("model") + ": candidates = " + std::to_string(drafter->candidates) +
                                 " needs a draft trained to be scored by the target's output table (`cadenza train "
                                 "recurrent --table-scoring`: metadata cadenza.candidate_scoring); this one was not");
-            drafter->output_table = drafts::load_target_head(values.string("target")).contiguous();
+            drafter->output_table = drafts::target_head_is_tied(values.string("target"))
+                                        ? drafter->embedding
+                                        : drafts::load_target_head(values.string("target")).contiguous();
             if (drafter->output_table.sizes() != drafter->embedding.sizes())
                 throw Error(CDZ_STATUS_INVALID_CONFIG, values.string("target") +
                                                            ": the output table's shape differs from the input embedding's");
@@ -179,12 +181,15 @@ void fill_row(Session& s, const float* head_logits, const cdz_sampling* sampling
 }
 
 // The most likely token of fill_row's row (the first on a tie) and its
-// probability; from the factors alone when the head can tell it exactly,
-// else from the row, written into `row` [V] as scratch.
+// probability; from the candidates' scores, or the factors alone when the
+// head can tell it exactly, else from the row, written into `row` [V] as
+// scratch.
 int32_t most_likely(Session& s, const float* head_logits, const cdz_sampling* sampling, float* row,
                     float* probability) {
+    if (s.table_candidates)
+        return s.table_candidates->most_likely(*s.drafter->digits, head_logits, s.state.data(), sampling, probability);
     int64_t token = 0;
-    if (sampling && !s.table_candidates && s.drafter->digits->most_likely(head_logits, *sampling, s.scratch.data(), &token, probability))
+    if (sampling && s.drafter->digits->most_likely(head_logits, *sampling, s.scratch.data(), &token, probability))
         return static_cast<int32_t>(token);
     const int64_t vocab = static_cast<int64_t>(s.log_row.size());
     fill_row(s, head_logits, sampling, row);

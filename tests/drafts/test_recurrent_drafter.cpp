@@ -79,6 +79,30 @@ TEST(RecurrentDrafter, EachRowIsTheCellsDistributionAfterReadingEveryTokenBefore
     }
 }
 
+// Per drafted node, walked by hand in double precision: the code-digit
+// head's `count` most likely allowed tokens and the target table's scores of
+// them, the cell having read `first` and then each drafted token before the node.
+struct ScoredCandidates {
+    at::Tensor tokens, scores;
+};
+
+std::vector<ScoredCandidates> candidates_by_hand(const drafts::RecurrentDraft& draft, const std::vector<float>& hidden,
+                                                 int32_t first, const std::vector<int32_t>& drafted, int64_t count) {
+    const auto& models = test::draft_models();
+    at::Tensor state = as_double(at::from_blob(const_cast<float*>(hidden.data()), {test::hidden_size}, at::kFloat));
+    std::vector<ScoredCandidates> nodes;
+    int32_t read = first;
+    for (const int32_t token : drafted) {
+        state = cell_step_by_hand(draft, state, models.target_weights.embed_tokens[read]);
+        const at::Tensor head = at::mv(as_double(draft.digit_weight), state) + as_double(draft.digit_bias);
+        const at::Tensor allowed = allowed_distribution(draft.digits->log_probabilities(head));
+        const at::Tensor tokens = std::get<1>(allowed.topk(count));
+        nodes.push_back({tokens, at::mv(as_double(models.target_weights.lm_head).index_select(0, tokens), state)});
+        read = token;
+    }
+    return nodes;
+}
+
 TEST(RecurrentDrafter, CandidatesAreTheHeadsMostLikelyTokensScoredByTheTargetsTable) {
     c10::InferenceMode inference;
     const auto& models = test::draft_models();
@@ -93,17 +117,11 @@ TEST(RecurrentDrafter, CandidatesAreTheHeadsMostLikelyTokensScoredByTheTargetsTa
                                    static_cast<int64_t>(sequence.size()) - 2);
     ASSERT_EQ(p.tokens.size(), 3u);
 
-    at::Tensor state = as_double(at::from_blob(const_cast<float*>(hidden.data()), {test::hidden_size}, at::kFloat));
-    int32_t read = sequence.back();
+    const auto nodes = candidates_by_hand(draft, hidden, sequence.back(), p.tokens, count);
     for (size_t i = 0; i < p.tokens.size(); ++i) {
-        state = cell_step_by_hand(draft, state, models.target_weights.embed_tokens[read]);
-        const at::Tensor head = at::mv(as_double(draft.digit_weight), state) + as_double(draft.digit_bias);
-        // The head's most likely allowed tokens, then the table's softmax over them.
-        const at::Tensor allowed = allowed_distribution(draft.digits->log_probabilities(head));
-        const at::Tensor candidates = std::get<1>(allowed.topk(count));
-        const at::Tensor scores = at::mv(as_double(models.target_weights.lm_head).index_select(0, candidates), state);
-        const at::Tensor expected =
-            at::zeros({test::vocab_size}, at::kDouble).index_copy_(0, candidates, at::softmax(scores / temperature, 0));
+        // The table's softmax over the candidates, zero elsewhere.
+        const at::Tensor expected = at::zeros({test::vocab_size}, at::kDouble)
+                                        .index_copy_(0, nodes[i].tokens, at::softmax(nodes[i].scores / temperature, 0));
         double worst = 0;
         int64_t nonzero = 0;
         for (int64_t t = 0; t < test::vocab_size; ++t) {
@@ -114,7 +132,25 @@ TEST(RecurrentDrafter, CandidatesAreTheHeadsMostLikelyTokensScoredByTheTargetsTa
         EXPECT_LT(worst, 1e-5) << "node " << i;
         EXPECT_EQ(nonzero, count) << "node " << i;
         EXPECT_GT(p.probabilities[i * test::vocab_size + p.tokens[i]], 0.0f) << "node " << i;
-        read = p.tokens[i];
+    }
+}
+
+TEST(RecurrentDrafter, DrawArgmaxWithCandidatesTakesTheBestTableScoredCandidate) {
+    c10::InferenceMode inference;
+    const auto& models = test::draft_models();
+    const drafts::RecurrentDraft draft = drafts::RecurrentDraft::load(models.recurrent_table_scored, test::vocab_size);
+    const std::vector<float> hidden = random_hidden(13);
+    const std::vector<int32_t> sequence = {10, 11, test::audio_start, 270, 271};
+    test::DrafterPlugin drafter(recurrent_table(models.recurrent_table_scored, "candidates = 8\ndraw = \"argmax\"\n"));
+    const auto p = drafter.propose(drafter.new_session(), sequence, test::synthesis_sampling(0.8), hidden,
+                                   static_cast<int64_t>(sequence.size()) - 2);
+    ASSERT_EQ(p.tokens.size(), 3u);
+
+    const auto nodes = candidates_by_hand(draft, hidden, sequence.back(), p.tokens, 8);
+    for (size_t i = 0; i < p.tokens.size(); ++i) {
+        EXPECT_EQ(p.tokens[i], nodes[i].tokens[nodes[i].scores.argmax().item<int64_t>()].item<int64_t>()) << "node " << i;
+        for (int64_t t = 0; t < test::vocab_size; ++t)
+            ASSERT_EQ(p.probabilities[i * test::vocab_size + t], t == p.tokens[i] ? 1.0f : 0.0f) << i << " " << t;
     }
 }
 
