@@ -10,6 +10,7 @@
 
 #include "cadenza/sdk/plugin_error.hpp"
 #include "cpu_tree_pass.h"
+#include "int8_panels.h"
 #include "row_combinations.h"
 #include "huge_pages.h"
 #include "projection.h"
@@ -49,11 +50,19 @@ bool LlamaModel::uses_cpu_tree_pass() const { return cpu_tree_pass_ && cpu_tree_
 
 bool LlamaModel::pack_panels(PanelPrecision precision) {
     if (!uses_cpu_tree_pass() || !combine_rows_vectorized()) return false;
+    if (precision == PanelPrecision::int8 && !int8_panels_supported()) return false;
     panels_ = std::make_unique<PanelWeights>(PanelWeights::pack(weights_, precision));
     return true;
 }
 
+bool LlamaModel::panel_logits(const float* hidden, int64_t rows, float* out) const {
+    if (!panels_) return false;
+    combine_panels(hidden, rows, config().hidden_size, panels_->lm_head, nullptr, out, config().vocab_size);
+    return true;
+}
+
 int64_t LlamaModel::streamed_weight_bytes() const {
+    if (panels_ && panels_->arena.scalar_type() == at::kChar) return weights_.byte_size() / 4;
     const bool half = panels_ && panels_->arena.scalar_type() == at::kHalf;
     return half ? weights_.byte_size() / 2 : weights_.byte_size();
 }

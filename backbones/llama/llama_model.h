@@ -80,6 +80,10 @@ public:
     // Returns whether the panels hold `precision` (false: no panels here).
     bool pack_panels(PanelPrecision precision = PanelPrecision::float32);
     bool has_panels() const { return panels_ != nullptr; }
+    // Logits [rows, vocab] of final hidden states (after the norm) [rows,
+    // hidden] through the panels' output head, in the panels' precision;
+    // false (and nothing written) without panels.
+    bool panel_logits(const float* hidden, int64_t rows, float* out) const;
     // The parameters' size at the precision a pass reads them: halved when
     // the panels are float16 (the norms and the embedding rows, which stay
     // float32, are a small share).

@@ -2,25 +2,76 @@
 
 #include <cstdint>
 #include <cstring>
+#include <algorithm>
+#include <cmath>
 #include <string>
 
 #include "cadenza/sdk/plugin_error.hpp"
 #include "huge_pages.h"
+#include "int8_panels.h"
 #include "row_combinations.h"
 
 namespace cadenza::llama {
 
-int64_t PanelMatrix::size_for(int64_t out, int64_t in) { return (out + width - 1) / width * in * width; }
+namespace {
+
+at::ScalarType panel_type(PanelPrecision precision) {
+    switch (precision) {
+        case PanelPrecision::float16: return at::kHalf;
+        case PanelPrecision::int8: return at::kChar;
+        default: return at::kFloat;
+    }
+}
+
+// Output o's weights rounded to 127 steps of their largest magnitude, into
+// the int8 layout (int8_panels.h).
+void pack_int8(PanelMatrix& packed, const float* rows) {
+    const int64_t groups = (packed.in + 3) / 4;
+    int8_t* panels = packed.panels.data_ptr<int8_t>();
+    float* scales = packed.scales.data_ptr<float>();
+    int32_t* sums = packed.sums.data_ptr<int32_t>();
+    for (int64_t o = 0; o < packed.out; ++o) {
+        const float* row = rows + o * packed.in;
+        float amax = 0.0f;
+        for (int64_t k = 0; k < packed.in; ++k) amax = std::max(amax, std::abs(row[k]));
+        const float step = amax > 0.0f ? amax / 127.0f : 1.0f;
+        scales[o] = step;
+        int8_t* panel = panels + (o / PanelMatrix::width) * groups * 256;
+        int32_t sum = 0;
+        for (int64_t k = 0; k < packed.in; ++k) {
+            const float whole = std::min(127.0f, std::max(-127.0f, std::nearbyint(row[k] / step)));
+            const auto value = static_cast<int8_t>(whole);
+            panel[(k / 4) * 256 + (o % PanelMatrix::width) * 4 + k % 4] = value;
+            sum += value;
+        }
+        sums[o] = sum;
+    }
+}
+
+}  // namespace
+
+int64_t PanelMatrix::size_for(int64_t out, int64_t in, PanelPrecision precision) {
+    const int64_t inputs = precision == PanelPrecision::int8 ? (in + 3) / 4 * 4 : in;
+    return (out + width - 1) / width * inputs * width;
+}
 
 PanelMatrix PanelMatrix::pack(const at::Tensor& matrix, at::Tensor storage, PanelPrecision precision) {
     PanelMatrix packed;
     packed.out = matrix.size(0);
     packed.in = matrix.size(1);
     const int64_t count = (packed.out + width - 1) / width;
-    const auto type = precision == PanelPrecision::float16 ? at::kHalf : at::kFloat;
-    packed.panels = storage.defined() ? storage.view({count, packed.in, width}) : at::zeros({count, packed.in, width}, type);
     const at::Tensor source = matrix.contiguous();
     const float* rows = source.data_ptr<float>();
+    if (precision == PanelPrecision::int8) {
+        const int64_t size = size_for(packed.out, packed.in, precision);
+        packed.panels = storage.defined() ? storage.view({count, size / count}) : at::zeros({count, size / count}, at::kChar);
+        packed.scales = at::zeros({count * width}, at::kFloat);
+        packed.sums = at::zeros({count * width}, at::kInt);
+        pack_int8(packed, rows);
+        return packed;
+    }
+    const auto type = panel_type(precision);
+    packed.panels = storage.defined() ? storage.view({count, packed.in, width}) : at::zeros({count, packed.in, width}, type);
     auto scatter = [&](auto* panels, auto convert) {
         for (int64_t o = 0; o < packed.out; ++o) {
             auto* column = panels + (o / width) * packed.in * width + o % width;
@@ -48,6 +99,13 @@ void combine_panel_columns(const float* x, int64_t m, int64_t x_stride, const Pa
                                                   std::to_string(w.out) + " outputs");
     const int64_t skip = first * w.in;  // whole panels [in, 64] before the first column
     const float* columns_bias = bias ? bias + first : nullptr;
+    if (w.int8()) {
+        const int64_t panel_bytes = (w.in + 3) / 4 * 4 * PanelMatrix::width;
+        combine_int8_panels(x, m, x_stride, w.panels.data_ptr<int8_t>() + first / PanelMatrix::width * panel_bytes,
+                            w.scales.data_ptr<float>() + first, w.sums.data_ptr<int32_t>() + first, w.in, count,
+                            columns_bias, y + first, y_stride);
+        return;
+    }
     if (w.half())
         combine_half_panels(x, m, x_stride, reinterpret_cast<const uint16_t*>(w.panels.data_ptr<at::Half>()) + skip,
                             w.in, count, columns_bias, y + first, y_stride);
@@ -57,9 +115,9 @@ void combine_panel_columns(const float* x, int64_t m, int64_t x_stride, const Pa
 
 PanelSet PanelSet::pack(const std::vector<at::Tensor>& matrices, PanelPrecision precision) {
     int64_t total = 0;
-    for (const at::Tensor& m : matrices) total += PanelMatrix::size_for(m.size(0), m.size(1));
+    for (const at::Tensor& m : matrices) total += PanelMatrix::size_for(m.size(0), m.size(1), precision);
 
-    const auto type = precision == PanelPrecision::float16 ? at::kHalf : at::kFloat;
+    const auto type = panel_type(precision);
     const auto element = static_cast<int64_t>(at::elementSize(type));
     const int64_t page_elements = (int64_t{2} << 20) / element;
     const at::Tensor allocation = at::zeros({total + page_elements}, type);
@@ -71,7 +129,7 @@ PanelSet PanelSet::pack(const std::vector<at::Tensor>& matrices, PanelPrecision 
     set.arena = allocation.narrow(0, skip, total);
     int64_t used = 0;
     for (const at::Tensor& m : matrices) {
-        const int64_t size = PanelMatrix::size_for(m.size(0), m.size(1));
+        const int64_t size = PanelMatrix::size_for(m.size(0), m.size(1), precision);
         set.matrices.push_back(PanelMatrix::pack(m, set.arena.narrow(0, used, size), precision));
         used += size;
     }

@@ -20,22 +20,27 @@ namespace cadenza::llama {
 
 // How the panels store the weights: float32, or float16 converted to
 // float32 as the kernel loads them (half the bytes a pass streams; the sums
-// are float32's, over the weights rounded to the nearest float16).
-enum class PanelPrecision { float32, float16 };
+// are float32's, over the weights rounded to the nearest float16), or int8
+// with a step per output (int8_panels.h: the rows are rounded too, and the
+// sums are int32's; needs AVX-512 VNNI).
+enum class PanelPrecision { float32, float16, int8 };
 
 struct PanelMatrix {
-    at::Tensor panels;  // [ceil(out / 64), in, 64] float32 or float16 (at::kHalf)
+    at::Tensor panels;  // [ceil(out / 64), in, 64] float32 or float16 (at::kHalf); int8 (at::kChar): int8_panels.h
+    at::Tensor scales;  // int8 only: [ceil(out / 64) * 64] float32, each output's step
+    at::Tensor sums;    // int8 only: [ceil(out / 64) * 64] int32, each output's sum of its int8 weights
     int64_t out = 0, in = 0;
 
     static constexpr int64_t width = 64;
-    // Weights the panels of an [out, in] matrix take.
-    static int64_t size_for(int64_t out, int64_t in);
+    // Elements (of the precision's type) the panels of an [out, in] matrix take.
+    static int64_t size_for(int64_t out, int64_t in, PanelPrecision precision = PanelPrecision::float32);
     // From a contiguous float32 CPU matrix [out, in], into `storage`
     // (size_for weights of the precision's type, zeroed) or, without it, a
     // tensor of its own.
     static PanelMatrix pack(const at::Tensor& matrix, at::Tensor storage = {},
                             PanelPrecision precision = PanelPrecision::float32);
     bool half() const { return panels.scalar_type() == at::kHalf; }
+    bool int8() const { return panels.scalar_type() == at::kChar; }
     const float* data() const { return panels.data_ptr<float>(); }
 };
 

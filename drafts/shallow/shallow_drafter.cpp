@@ -101,6 +101,7 @@ struct Drafter {
     std::unique_ptr<LlamaModel> model;
     bool cpu = false;               // the model is on the CPU: the head reads only the allowed rows
     at::Tensor head;                // [V, H] contiguous
+    bool panel_head = false;        // weight_precision = "int8": the head from the model's int8 panels, not `head`
     std::optional<drafts::CodeDigitDistribution> digits;  // a code-digit head instead of `head`
     at::Tensor digit_weight, digit_bias;                  // [R, H], [R] on the model's device
     int64_t length = 3;
@@ -185,6 +186,7 @@ cdz_status* create(const cdz_instance_args* args, void** out_ctx) {
             drafter->digits->set_sampling(drafts::digit_sampling_of(values));
         drafter->cpu = drafter->model->device().is_cpu();
         drafter->head = drafter->model->weights().lm_head.contiguous();
+        drafter->panel_head = values.string("weight_precision") == "int8" && drafter->model->has_panels();
         drafter->rng = args->rng;
         *out_ctx = drafter.release();
     });
@@ -223,6 +225,10 @@ void head_row(Session& s, const at::Tensor& hidden, const drafts::TokenRange& to
         return;
     }
     at::Tensor out = s.logits.select(0, row);
+    if (d.panel_head) {  // every token's logit: the head's int8 panels stream 2.1 MB, float32's rows 8.4 MB
+        d.model->panel_logits(hidden.contiguous().data_ptr<float>(), 1, out.data_ptr<float>());
+        return;
+    }
     if (!d.cpu) {  // the model on another device: the whole head there, the row back here
         out.copy_(at::mv(d.model->weights().lm_head, hidden));
         return;

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "cadenza/sdk/plugin_error.hpp"
+#include "int8_panels.h"
 #include "panel_weights.h"
 #include "row_combinations.h"
 #include "small_matmul.h"
@@ -151,7 +152,78 @@ TEST(RowCombinations, HalfPanelsLieInOneArenaStartingAHugePage) {
                           PanelMatrix::pack(weights.layers.back().down_proj, {}, PanelPrecision::float16).panels));
 }
 
+// Int8 panels give x W^T + b with x's rows and W's outputs each rounded to
+// 127 steps of its largest magnitude (rounding half to even, as the kernel's
+// conversion does), the products summed exactly: against that sum in double
+// to float's rounding, and nothing written past a row's `out` columns.
+TEST(RowCombinations, Int8PanelsSumTheRoundedRowsAndWeightsExactly) {
+    if (!combine_rows_vectorized() || !int8_panels_supported()) GTEST_SKIP() << "int8 panels need AVX-512 VNNI";
+    auto rounded = [](const float* values, int64_t count, std::vector<double>& out) {
+        float amax = 0.0f;
+        for (int64_t k = 0; k < count; ++k) amax = std::max(amax, std::fabs(values[k]));
+        const float step = amax > 0.0f ? amax / 127.0f : 1.0f;
+        out.resize(static_cast<size_t>(count));
+        for (int64_t k = 0; k < count; ++k)
+            out[k] = std::min(127.0f, std::max(-127.0f, std::nearbyint(values[k] * (1.0f / step))));
+        return static_cast<double>(step);
+    };
+    for_each_panel_case(9, [&](const PanelCase& c) {
+        const PanelMatrix panels = PanelMatrix::pack(c.weight, {}, PanelPrecision::int8);
+        ASSERT_TRUE(panels.int8());
+        std::vector<float> y(static_cast<size_t>(c.m * c.y_stride), untouched);
+        const float* bias = c.bias.data_ptr<float>();
+        combine_panels(c.x.data(), c.m, c.x_stride, panels, bias, y.data(), c.y_stride);
+        const float* w = c.weight.data_ptr<float>();
+        std::vector<double> xq, wq;
+        double worst = 0.0, worst_to_float = 0.0;
+        for (int64_t i = 0; i < c.m; ++i) {
+            const double x_step = rounded(&c.x[i * c.x_stride], c.in, xq);
+            for (int64_t o = 0; o < c.out; ++o) {
+                const double w_step = [&] {
+                    // pack's step divides: amax / 127, the weights by it
+                    float amax = 0.0f;
+                    for (int64_t k = 0; k < c.in; ++k) amax = std::max(amax, std::fabs(w[o * c.in + k]));
+                    const float step = amax > 0.0f ? amax / 127.0f : 1.0f;
+                    wq.resize(static_cast<size_t>(c.in));
+                    for (int64_t k = 0; k < c.in; ++k)
+                        wq[k] = std::min(127.0f, std::max(-127.0f, std::nearbyint(w[o * c.in + k] / step)));
+                    return static_cast<double>(step);
+                }();
+                double sum = 0.0, exact = 0.0, magnitude = std::fabs(bias[o]);
+                for (int64_t k = 0; k < c.in; ++k) {
+                    sum += xq[k] * wq[k];
+                    exact += static_cast<double>(c.x[i * c.x_stride + k]) * w[o * c.in + k];
+                    magnitude += std::fabs(static_cast<double>(c.x[i * c.x_stride + k]) * w[o * c.in + k]);
+                }
+                const double expected = sum * x_step * w_step + bias[o];
+                const double got = y[i * c.y_stride + o];
+                worst = std::max(worst, std::fabs(got - expected) / (magnitude + 1e-30));
+                worst_to_float = std::max(worst_to_float, std::fabs(got - (exact + bias[o])) / (magnitude + 1e-30));
+            }
+            for (int64_t o = c.out; o < c.y_stride; ++o)
+                EXPECT_EQ(y[i * c.y_stride + o], untouched) << "out " << c.out << ", in " << c.in << ", m " << c.m;
+        }
+        EXPECT_LT(worst, 1e-6) << "out " << c.out << ", in " << c.in << ", m " << c.m;
+        // and near float32's product: each term off by at most half a step of both
+        EXPECT_LT(worst_to_float, 0.05) << "out " << c.out << ", in " << c.in << ", m " << c.m;
+    });
+}
+
+// The int8 arena starts a huge page, its panels each as PanelMatrix::pack
+// alone packs them.
+TEST(RowCombinations, Int8PanelsLieInOneArenaStartingAHugePage) {
+    const LlamaWeights weights = LlamaWeights::random(test::tiny_llasa_config(), 5, at::kCPU);
+    const PanelWeights packed = PanelWeights::pack(weights, PanelPrecision::int8);
+    EXPECT_EQ(packed.arena.scalar_type(), at::kChar);
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(packed.arena.data_ptr()) % (uintptr_t{2} << 20), 0u);
+    const PanelMatrix alone = PanelMatrix::pack(weights.lm_head, {}, PanelPrecision::int8);
+    EXPECT_TRUE(at::equal(packed.lm_head.panels, alone.panels));
+    EXPECT_TRUE(at::equal(packed.lm_head.scales, alone.scales));
+    EXPECT_TRUE(at::equal(packed.lm_head.sums, alone.sums));
+}
+
 TEST(RowCombinations, WeightPrecisionNamesAreTheChoices) {
+    EXPECT_EQ(panel_precision_named("int8"), PanelPrecision::int8);
     EXPECT_EQ(panel_precision_named("float16"), PanelPrecision::float16);
     EXPECT_EQ(panel_precision_named("float32"), PanelPrecision::float32);
     EXPECT_THROW(panel_precision_named("bfloat16"), cadenza::sdk::Error);

@@ -1,0 +1,35 @@
+#include "int8_panels.h"
+
+#include <vector>
+
+#include "cadenza/sdk/plugin_error.hpp"
+
+namespace cadenza::llama {
+
+bool int8_panels_supported() {
+    static const bool supported = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+                                  __builtin_cpu_supports("avx512vnni");
+    return supported;
+}
+
+void combine_int8_panels(const float* x, int64_t m, int64_t x_stride, const int8_t* panels, const float* w_scales,
+                         const int32_t* w_sums, int64_t in, int64_t out, const float* bias, float* y,
+                         int64_t y_stride) {
+    if (!int8_panels_supported())
+        throw sdk::Error(CDZ_STATUS_INTERNAL, "int8 panels need AVX-512 VNNI, which this CPU does not have");
+    // The rows' bytes and steps, kept per thread (the parts of a pass run on
+    // two) so that no projection allocates.
+    thread_local std::vector<uint8_t> values;
+    thread_local std::vector<float> scales;
+    const int64_t stride = (in + 3) / 4 * 4;
+    if (values.size() < static_cast<size_t>(m * stride)) values.resize(static_cast<size_t>(m * stride));
+    if (scales.size() < static_cast<size_t>(m)) scales.resize(static_cast<size_t>(m));
+    QuantizedRows rows{values.data(), stride, scales.data()};
+    quantize_rows_avx512(x, m, x_stride, in, rows);
+    combine_int8_panels_vnni(rows, m, panels, w_scales, w_sums, in, out, y, y_stride);
+    if (bias)
+        for (int64_t i = 0; i < m; ++i)
+            for (int64_t o = 0; o < out; ++o) y[i * y_stride + o] += bias[o];
+}
+
+}  // namespace cadenza::llama
