@@ -60,23 +60,49 @@ struct AttentionShape {
 // softmax, and the weighted value rows into those heads' columns of
 // `attended` [n, qw]. `grouped` [group * n * dim] and `scores` [group * n *
 // seen] are working rows: row (j, i) is query head h * group + j of node i.
+// combine_rows over a cache's rows or columns, float32 or float16 alike.
+struct CacheRows {
+    const float* full = nullptr;
+    const uint16_t* half = nullptr;
+
+    void combine(const float* a, int64_t rows, int64_t a_stride, int64_t count, int64_t b_stride, int64_t width,
+                 float* out, int64_t out_stride) const {
+        if (half)
+            combine_half_rows(a, rows, a_stride, half, count, b_stride, width, out, out_stride);
+        else
+            combine_rows(a, rows, a_stride, full, count, b_stride, width, out, out_stride);
+    }
+};
+
 void attend_group(const AttentionShape& a, const KvCache& cache, int64_t layer, int64_t h, int64_t begin,
                   int64_t end, const float* q, float* grouped, float* scores, float* attended) {
     const int64_t n = a.n, seen = a.seen, dim = a.dim, group = a.group, rows = end - begin;
     const float negative_infinity = -std::numeric_limits<float>::infinity();
-    const float* values = cache.value_rows(layer) + h * a.capacity * dim;
+    const int64_t head_block = h * a.capacity * dim;
+    const CacheRows values = cache.half() ? CacheRows{nullptr, cache.half_value_rows(layer) + head_block}
+                                          : CacheRows{cache.value_rows(layer) + head_block, nullptr};
+    const CacheRows key_columns = cache.half() ? CacheRows{nullptr, cache.half_key_columns(layer) + head_block}
+                                               : CacheRows{cache.key_columns(layer) + head_block, nullptr};
+    if (cache.half() && !a.by_combination)
+        throw sdk::Error(CDZ_STATUS_INTERNAL, "a float16 KV cache needs the AVX-512 attention");
     for (int64_t j = 0; j < group; ++j)
         for (int64_t i = begin; i < end; ++i)
             std::memcpy(&grouped[(j * n + i) * dim], &q[i * a.qw + (h * group + j) * dim], sizeof(float) * dim);
-    if (a.by_combination)
+    // With every node of the pass, the group's rows are contiguous: one
+    // sweep over the head's keys (and below its values) serves all of them
+    // instead of one per query head. combine_rows sums each row alone, so
+    // the bits are the same either way.
+    const bool whole_group = rows == n;
+    if (a.by_combination && whole_group)
+        key_columns.combine(grouped, group * n, dim, dim, a.capacity, seen, scores, seen);
+    else if (a.by_combination)
         for (int64_t j = 0; j < group; ++j)
-            combine_rows(&grouped[(j * n + begin) * dim], rows, dim, cache.key_columns(layer) + h * dim * a.capacity,
-                         dim, a.capacity, seen, &scores[(j * n + begin) * seen], seen);
+            key_columns.combine(&grouped[(j * n + begin) * dim], rows, dim, dim, a.capacity, seen,
+                                &scores[(j * n + begin) * seen], seen);
     else  // one part: every row of the group at once
-        small_matmul_rows(a.kernel, grouped, group * n, dim, cache.key_rows(layer) + h * a.capacity * dim, seen, dim,
-                          nullptr, scores, seen, /*split=*/false);
-    for (int64_t j = 0; j < group; ++j) {
-        float* part_scores = &scores[(j * n + begin) * seen];
+        small_matmul_rows(a.kernel, grouped, group * n, dim, cache.key_rows(layer) + head_block, seen, dim, nullptr,
+                          scores, seen, /*split=*/false);
+    for (int64_t j = 0; j < group; ++j)
         for (int64_t i = begin; i < end; ++i) {
             float* row = &scores[(j * n + i) * seen];
             for (int64_t t = 0; t < n; ++t)
@@ -86,9 +112,18 @@ void attend_group(const AttentionShape& a, const KvCache& cache, int64_t layer, 
             const auto inverse_total = static_cast<float>(1.0 / row_sum(row, seen));
             for (int64_t t = 0; t < seen; ++t) row[t] *= inverse_total;
         }
-        // Query head h * group + j of the nodes: node i's output at attended row i.
-        combine_rows(part_scores, rows, seen, values, seen, dim, dim, &attended[begin * a.qw + (h * group + j) * dim],
-                     a.qw);
+    // Query head h * group + j of the nodes: node i's output at attended row i.
+    float* first_head = &attended[begin * a.qw + h * group * dim];
+    if (whole_group && n == 1) {  // the heads' outputs lie side by side
+        values.combine(scores, group, seen, seen, dim, dim, first_head, dim);
+    } else if (whole_group) {  // into `grouped` (the queries are spent), then to each head's columns
+        values.combine(scores, group * n, seen, seen, dim, dim, grouped, dim);
+        for (int64_t j = 0; j < group; ++j)
+            for (int64_t i = 0; i < n; ++i)
+                std::memcpy(&first_head[i * a.qw + j * dim], &grouped[(j * n + i) * dim], sizeof(float) * dim);
+    } else {
+        for (int64_t j = 0; j < group; ++j)
+            values.combine(&scores[(j * n + begin) * seen], rows, seen, seen, dim, dim, &first_head[j * dim], a.qw);
     }
 }
 

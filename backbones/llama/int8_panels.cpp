@@ -26,7 +26,17 @@ void combine_int8_panels(const float* x, int64_t m, int64_t x_stride, const int8
     if (scales.size() < static_cast<size_t>(m)) scales.resize(static_cast<size_t>(m));
     QuantizedRows rows{values.data(), stride, scales.data()};
     quantize_rows_avx512(x, m, x_stride, in, rows);
-    combine_int8_panels_vnni(rows, m, panels, w_scales, w_sums, in, out, y, y_stride);
+    // A prompt's rows in blocks of 16 on AMX tiles (~16x vpdpbusd's
+    // multiply-adds a cycle), the rest on VNNI.
+    int64_t tiled = 0;
+    if (m >= 16 && in % 64 == 0 && amx_int8_supported()) {
+        tiled = m / 16 * 16;
+        combine_int8_panels_amx(rows, tiled, panels, w_scales, w_sums, in, out, y, y_stride);
+    }
+    if (tiled < m) {
+        const QuantizedRows rest{rows.values + tiled * stride, stride, rows.scales + tiled};
+        combine_int8_panels_vnni(rest, m - tiled, panels, w_scales, w_sums, in, out, y + tiled * y_stride, y_stride);
+    }
     if (bias)
         for (int64_t i = 0; i < m; ++i)
             for (int64_t o = 0; o < out; ++o) y[i * y_stride + o] += bias[o];

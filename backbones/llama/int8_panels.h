@@ -33,9 +33,16 @@ void combine_int8_panels(const float* x, int64_t m, int64_t x_stride, const int8
                          const int32_t* w_sums, int64_t in, int64_t out, const float* bias, float* y,
                          int64_t y_stride);
 
-// The kernels (int8_panels_vnni.cpp).
+// Whether this CPU and kernel give the process AMX's int8 tiles
+// (combine_int8_panels then takes blocks of 16 rows on them).
+bool amx_int8_supported();
+
+// The kernels (int8_panels_vnni.cpp, int8_panels_amx.cpp: whole blocks of
+// 16 rows, `in` a multiple of 64; the same bits as the VNNI kernel's).
 void quantize_rows_avx512(const float* x, int64_t m, int64_t x_stride, int64_t in, QuantizedRows& out);
 void combine_int8_panels_vnni(const QuantizedRows& x, int64_t m, const int8_t* panels, const float* w_scales,
                               const int32_t* w_sums, int64_t in, int64_t out, float* y, int64_t y_stride);
+void combine_int8_panels_amx(const QuantizedRows& x, int64_t m, const int8_t* panels, const float* w_scales,
+                             const int32_t* w_sums, int64_t in, int64_t out, float* y, int64_t y_stride);
 
 }  // namespace cadenza::llama

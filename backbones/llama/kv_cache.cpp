@@ -7,10 +7,15 @@
 
 namespace cadenza::llama {
 
-KvCache::KvCache(const LlamaConfig& config, int64_t capacity, const at::Device& device)
-    : kv_heads_(config.num_key_value_heads), head_dim_(config.head_dim), capacity_(capacity) {
+KvCache::KvCache(const LlamaConfig& config, int64_t capacity, const at::Device& device, KvPrecision precision)
+    : half_(precision == KvPrecision::float16),
+      kv_heads_(config.num_key_value_heads),
+      head_dim_(config.head_dim),
+      capacity_(capacity) {
     if (capacity <= 0) throw sdk::Error(CDZ_STATUS_INVALID_ARGUMENT, "the cache capacity must be positive");
-    const auto options = at::TensorOptions().dtype(at::kFloat).device(device);
+    if (half_ && !device.is_cpu())
+        throw sdk::Error(CDZ_STATUS_INVALID_ARGUMENT, "a float16 KV cache is for the CPU pass only");
+    const auto options = at::TensorOptions().dtype(half_ ? at::kHalf : at::kFloat).device(device);
     for (int64_t layer = 0; layer < config.num_hidden_layers; ++layer) {
         keys_.push_back(at::zeros({config.num_key_value_heads, capacity, config.head_dim}, options));
         values_.push_back(at::zeros({config.num_key_value_heads, capacity, config.head_dim}, options));
@@ -38,17 +43,34 @@ void KvCache::write_node(int64_t layer, int64_t node, const float* keys, const f
 }
 
 void KvCache::write_node_head(int64_t layer, int64_t node, int64_t head, const float* keys, const float* values) {
-    float* columns = key_columns_[layer].data_ptr<float>();
     const int64_t position = length_ + node;
     const int64_t row = (head * capacity_ + position) * head_dim_;
+    if (half_) {  // each entry rounded to the nearest float16
+        at::Half* key_row = keys_[layer].data_ptr<at::Half>() + row;
+        at::Half* value_row = values_[layer].data_ptr<at::Half>() + row;
+        at::Half* columns = key_columns_[layer].data_ptr<at::Half>();
+        for (int64_t d = 0; d < head_dim_; ++d) {
+            key_row[d] = at::Half(keys[d]);
+            value_row[d] = at::Half(values[d]);
+            columns[(head * head_dim_ + d) * capacity_ + position] = key_row[d];
+        }
+        return;
+    }
+    float* columns = key_columns_[layer].data_ptr<float>();
     std::memcpy(keys_[layer].data_ptr<float>() + row, keys, sizeof(float) * head_dim_);
     std::memcpy(values_[layer].data_ptr<float>() + row, values, sizeof(float) * head_dim_);
     for (int64_t d = 0; d < head_dim_; ++d) columns[(head * head_dim_ + d) * capacity_ + position] = keys[d];
 }
 
-at::Tensor KvCache::keys(int64_t layer) const { return keys_[layer].narrow(1, 0, length_ + pending_); }
+at::Tensor KvCache::keys(int64_t layer) const {
+    const at::Tensor keys = keys_[layer].narrow(1, 0, length_ + pending_);
+    return half_ ? keys.to(at::kFloat) : keys;
+}
 
-at::Tensor KvCache::values(int64_t layer) const { return values_[layer].narrow(1, 0, length_ + pending_); }
+at::Tensor KvCache::values(int64_t layer) const {
+    const at::Tensor values = values_[layer].narrow(1, 0, length_ + pending_);
+    return half_ ? values.to(at::kFloat) : values;
+}
 
 void KvCache::commit(const std::vector<int64_t>& path) {
     int64_t previous = -1;

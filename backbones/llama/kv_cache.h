@@ -15,9 +15,16 @@
 
 namespace cadenza::llama {
 
+// How a CPU cache stores keys and values: float32, or float16 (half the
+// bytes a pass's attention reads; cpu_tree_pass converts each entry as it
+// loads it, combine_half_rows in row_combinations.h). float16 needs the
+// AVX-512 kernel (combine_rows_vectorized()).
+enum class KvPrecision { float32, float16 };
+
 class KvCache {
 public:
-    KvCache(const LlamaConfig& config, int64_t capacity, const at::Device& device);
+    KvCache(const LlamaConfig& config, int64_t capacity, const at::Device& device,
+            KvPrecision precision = KvPrecision::float32);
 
     int64_t length() const { return length_; }
     int64_t pending() const { return pending_; }
@@ -28,9 +35,11 @@ public:
     void begin_pass(int64_t count);
     // Writes layer's keys and values of the pass's nodes: [count, kv_heads, head_dim].
     void write(int64_t layer, const at::Tensor& keys, const at::Tensor& values);
-    // Keys and values of the committed prefix and the pass: [kv_heads, length + count, head_dim].
+    // Keys and values of the committed prefix and the pass: [kv_heads, length + count, head_dim],
+    // float32 (a float16 cache's converted).
     at::Tensor keys(int64_t layer) const;
     at::Tensor values(int64_t layer) const;
+    bool half() const { return half_; }
     // The same storage as raw rows (CPU caches only): head h's position p at
     // key_rows(layer)[(h * capacity() + p) * head_dim].
     const float* key_rows(int64_t layer) const { return keys_[layer].data_ptr<float>(); }
@@ -40,6 +49,10 @@ public:
     // scores against every position combine the rows of head h's [head_dim,
     // capacity] block (row_combinations.h).
     const float* key_columns(int64_t layer) const { return key_columns_[layer].data_ptr<float>(); }
+    // The same three for a float16 cache (IEEE binary16 bits).
+    const uint16_t* half_key_rows(int64_t layer) const { return half_data(keys_[layer]); }
+    const uint16_t* half_value_rows(int64_t layer) const { return half_data(values_[layer]); }
+    const uint16_t* half_key_columns(int64_t layer) const { return half_data(key_columns_[layer]); }
     // Writes node `node` of the pass (0 <= node < pending()) in `layer`: its
     // keys and values [kv_heads * head_dim] (CPU caches only).
     void write_node(int64_t layer, int64_t node, const float* keys, const float* values);
@@ -53,7 +66,12 @@ public:
     void rewind(int64_t length);
 
 private:
+    static const uint16_t* half_data(const at::Tensor& t) {
+        return reinterpret_cast<const uint16_t*>(t.data_ptr<at::Half>());
+    }
+
     std::vector<at::Tensor> keys_, values_, key_columns_;
+    bool half_ = false;
     int64_t kv_heads_, head_dim_, capacity_;
     int64_t length_ = 0;
     int64_t pending_ = 0;

@@ -68,6 +68,9 @@ PanelMatrix PanelMatrix::pack(const at::Tensor& matrix, at::Tensor storage, Pane
         packed.scales = at::zeros({count * width}, at::kFloat);
         packed.sums = at::zeros({count * width}, at::kInt);
         pack_int8(packed, rows);
+        packed.int8_panels = packed.panels.data_ptr<int8_t>();
+        packed.int8_scales = packed.scales.data_ptr<float>();
+        packed.int8_sums = packed.sums.data_ptr<int32_t>();
         return packed;
     }
     const auto type = panel_type(precision);
@@ -101,9 +104,9 @@ void combine_panel_columns(const float* x, int64_t m, int64_t x_stride, const Pa
     const float* columns_bias = bias ? bias + first : nullptr;
     if (w.int8()) {
         const int64_t panel_bytes = (w.in + 3) / 4 * 4 * PanelMatrix::width;
-        combine_int8_panels(x, m, x_stride, w.panels.data_ptr<int8_t>() + first / PanelMatrix::width * panel_bytes,
-                            w.scales.data_ptr<float>() + first, w.sums.data_ptr<int32_t>() + first, w.in, count,
-                            columns_bias, y + first, y_stride);
+        combine_int8_panels(x, m, x_stride, w.int8_panels + first / PanelMatrix::width * panel_bytes,
+                            w.int8_scales + first, w.int8_sums + first, w.in, count, columns_bias, y + first,
+                            y_stride);
         return;
     }
     if (w.half())

@@ -30,6 +30,11 @@ struct PanelMatrix {
     at::Tensor scales;  // int8 only: [ceil(out / 64) * 64] float32, each output's step
     at::Tensor sums;    // int8 only: [ceil(out / 64) * 64] int32, each output's sum of its int8 weights
     int64_t out = 0, in = 0;
+    // int8 only: the three tensors' data, taken once (a projection reads
+    // them for every call, and data_ptr checks the type each time).
+    const int8_t* int8_panels = nullptr;
+    const float* int8_scales = nullptr;
+    const int32_t* int8_sums = nullptr;
 
     static constexpr int64_t width = 64;
     // Elements (of the precision's type) the panels of an [out, in] matrix take.
@@ -40,7 +45,7 @@ struct PanelMatrix {
     static PanelMatrix pack(const at::Tensor& matrix, at::Tensor storage = {},
                             PanelPrecision precision = PanelPrecision::float32);
     bool half() const { return panels.scalar_type() == at::kHalf; }
-    bool int8() const { return panels.scalar_type() == at::kChar; }
+    bool int8() const { return int8_panels != nullptr; }
     const float* data() const { return panels.data_ptr<float>(); }
 };
 

@@ -74,6 +74,13 @@ void combine_panels(const float* x, int64_t m, int64_t x_stride, const float* pa
                              y_stride);
 }
 
+void combine_half_rows(const float* a, int64_t rows, int64_t a_stride, const uint16_t* b, int64_t count,
+                       int64_t b_stride, int64_t width, float* out, int64_t out_stride) {
+    if (!combine_rows_vectorized())
+        throw sdk::Error(CDZ_STATUS_INTERNAL, "combine_half_rows needs the AVX-512 kernel");
+    combine_half_rows_avx512(a, rows, a_stride, b, count, b_stride, width, out, out_stride);
+}
+
 void combine_half_panels(const float* x, int64_t m, int64_t x_stride, const uint16_t* panels, int64_t in, int64_t out,
                          const float* bias, float* y, int64_t y_stride) {
     combine_panels_with_bias("combine_half_panels", &combine_half_panels_avx512, x, m, x_stride, panels, in, out,

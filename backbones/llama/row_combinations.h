@@ -13,6 +13,13 @@ namespace cadenza::llama {
 void combine_rows(const float* a, int64_t rows, int64_t a_stride, const float* b, int64_t count, int64_t b_stride,
                   int64_t width, float* out, int64_t out_stride);
 
+// combine_rows with b's entries in float16 (IEEE binary16), each converted
+// to float32 as it is loaded: the same sums, in the same order, as
+// combine_rows over those values in float32. AVX-512 only
+// (combine_rows_vectorized()): a float16 KV cache's keys and values.
+void combine_half_rows(const float* a, int64_t rows, int64_t a_stride, const uint16_t* b, int64_t count,
+                       int64_t b_stride, int64_t width, float* out, int64_t out_stride);
+
 // Whether combine_rows runs its AVX-512 kernel (best_matmul_kernel() is
 // avx512): up to six rows of `a` share each sweep over b's rows, their sums
 // in registers, so the attention's scores are cheaper this way than through
@@ -37,6 +44,8 @@ void combine_half_panels(const float* x, int64_t m, int64_t x_stride, const uint
 // The AVX-512 kernels (row_combinations_avx512.cpp), for CPUs with AVX-512F.
 void combine_rows_avx512(const float* a, int64_t rows, int64_t a_stride, const float* b, int64_t count,
                          int64_t b_stride, int64_t width, float* out, int64_t out_stride);
+void combine_half_rows_avx512(const float* a, int64_t rows, int64_t a_stride, const uint16_t* b, int64_t count,
+                              int64_t b_stride, int64_t width, float* out, int64_t out_stride);
 void combine_panels_avx512(const float* x, int64_t m, int64_t x_stride, const float* panels, int64_t in, int64_t out,
                            float* y, int64_t y_stride);
 void combine_half_panels_avx512(const float* x, int64_t m, int64_t x_stride, const uint16_t* panels, int64_t in,

@@ -16,8 +16,22 @@ namespace {
 // each of its lines is prefetched `prefetch_floats` ahead.
 constexpr int64_t prefetch_floats = 3072;
 
-template <int R, int C, bool Tail, bool Prefetch = false>
-inline void combine_block(const float* a, int64_t a_stride, const float* b, int64_t count, int64_t b_stride,
+// A 16-entry piece of a row of b, as float32: b in float32, or in float16
+// converted on load (the tail piece copied into zeros first: a masked
+// 16-bit load needs AVX-512BW, which this file does not assume).
+inline __m512 load_piece(const float* p) { return _mm512_loadu_ps(p); }
+inline __m512 load_piece(const uint16_t* p) {
+    return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
+}
+inline __m512 load_tail_piece(const float* p, __mmask16 lanes, int64_t) { return _mm512_maskz_loadu_ps(lanes, p); }
+inline __m512 load_tail_piece(const uint16_t* p, __mmask16, int64_t tail) {
+    uint16_t piece[16] = {};
+    for (int64_t i = 0; i < tail; ++i) piece[i] = p[i];
+    return load_piece(piece);
+}
+
+template <int R, int C, bool Tail, bool Prefetch = false, class B = float>
+inline void combine_block(const float* a, int64_t a_stride, const B* b, int64_t count, int64_t b_stride,
                           int64_t first, int64_t tail, float* out, int64_t out_stride) {
     const __mmask16 last = Tail ? static_cast<__mmask16>((1u << tail) - 1u) : static_cast<__mmask16>(0xFFFF);
     __m512 sum[R][C];
@@ -26,7 +40,7 @@ inline void combine_block(const float* a, int64_t a_stride, const float* b, int6
 #pragma GCC unroll 4
         for (int c = 0; c < C; ++c) sum[r][c] = _mm512_setzero_ps();
     for (int64_t k = 0; k < count; ++k) {
-        const float* row = b + k * b_stride + first;
+        const B* row = b + k * b_stride + first;
         if constexpr (Prefetch) {
 #pragma GCC unroll 4
             for (int c = 0; c < C; ++c)
@@ -35,7 +49,7 @@ inline void combine_block(const float* a, int64_t a_stride, const float* b, int6
         __m512 piece[C];
 #pragma GCC unroll 4
         for (int c = 0; c < C; ++c)
-            piece[c] = Tail && c == C - 1 ? _mm512_maskz_loadu_ps(last, row + 16 * c) : _mm512_loadu_ps(row + 16 * c);
+            piece[c] = Tail && c == C - 1 ? load_tail_piece(row + 16 * c, last, tail) : load_piece(row + 16 * c);
 #pragma GCC unroll 8
         for (int r = 0; r < R; ++r) {
             const __m512 weight = _mm512_set1_ps(a[r * a_stride + k]);
@@ -55,24 +69,24 @@ inline void combine_block(const float* a, int64_t a_stride, const float* b, int6
         }
 }
 
-template <int R, bool Tail>
-inline void combine_rest(const float* a, int64_t a_stride, const float* b, int64_t count, int64_t b_stride,
+template <int R, bool Tail, class B>
+inline void combine_rest(const float* a, int64_t a_stride, const B* b, int64_t count, int64_t b_stride,
                          int64_t first, int64_t pieces, int64_t tail, float* out, int64_t out_stride) {
     switch (pieces) {
-        case 1: return combine_block<R, 1, Tail>(a, a_stride, b, count, b_stride, first, tail, out, out_stride);
-        case 2: return combine_block<R, 2, Tail>(a, a_stride, b, count, b_stride, first, tail, out, out_stride);
-        case 3: return combine_block<R, 3, Tail>(a, a_stride, b, count, b_stride, first, tail, out, out_stride);
-        case 4: return combine_block<R, 4, Tail>(a, a_stride, b, count, b_stride, first, tail, out, out_stride);
+        case 1: return combine_block<R, 1, Tail, false>(a, a_stride, b, count, b_stride, first, tail, out, out_stride);
+        case 2: return combine_block<R, 2, Tail, false>(a, a_stride, b, count, b_stride, first, tail, out, out_stride);
+        case 3: return combine_block<R, 3, Tail, false>(a, a_stride, b, count, b_stride, first, tail, out, out_stride);
+        case 4: return combine_block<R, 4, Tail, false>(a, a_stride, b, count, b_stride, first, tail, out, out_stride);
         default: return;
     }
 }
 
-template <int R>
-inline void combine_rows_of(const float* a, int64_t a_stride, const float* b, int64_t count, int64_t b_stride,
+template <int R, class B>
+inline void combine_rows_of(const float* a, int64_t a_stride, const B* b, int64_t count, int64_t b_stride,
                             int64_t width, float* out, int64_t out_stride) {
     int64_t first = 0;
     for (; first + 64 <= width; first += 64)
-        combine_block<R, 4, false>(a, a_stride, b, count, b_stride, first, 0, out, out_stride);
+        combine_block<R, 4, false, false>(a, a_stride, b, count, b_stride, first, 0, out, out_stride);
     const int64_t left = width - first, tail = left % 16;
     if (tail > 0)
         combine_rest<R, true>(a, a_stride, b, count, b_stride, first, left / 16 + 1, tail, out, out_stride);
@@ -181,6 +195,14 @@ void combine_panels_avx512(const float* x, int64_t m, int64_t x_stride, const fl
 
 void combine_rows_avx512(const float* a, int64_t rows, int64_t a_stride, const float* b, int64_t count,
                          int64_t b_stride, int64_t width, float* out, int64_t out_stride) {
+    in_blocks_of_six(rows, [&](auto block, int64_t r) {
+        combine_rows_of<decltype(block)::value>(a + r * a_stride, a_stride, b, count, b_stride, width,
+                                                out + r * out_stride, out_stride);
+    });
+}
+
+void combine_half_rows_avx512(const float* a, int64_t rows, int64_t a_stride, const uint16_t* b, int64_t count,
+                              int64_t b_stride, int64_t width, float* out, int64_t out_stride) {
     in_blocks_of_six(rows, [&](auto block, int64_t r) {
         combine_rows_of<decltype(block)::value>(a + r * a_stride, a_stride, b, count, b_stride, width,
                                                 out + r * out_stride, out_stride);

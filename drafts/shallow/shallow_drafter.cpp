@@ -37,7 +37,11 @@
 //  * the output head (the draft's largest matrix for speech vocabularies:
 //    LLaSA's is 193,800 x 2048) is applied only to the last row of a pass
 //    and only to the allowed tokens' rows (the audio codes and the end
-//    token), into a buffer the session keeps;
+//    token), into a buffer the session keeps; with weight_precision =
+//    "int8" it is the model's int8 panels instead (every token's logit, 2.1
+//    MB on en-small against 8.4 MB of float32 rows: the target as its own
+//    draft), and kv_precision = "float16" halves what a level's attention
+//    reads;
 //  * the probabilities block handed to the host is reused across steps;
 //  * a draft with a code-digit head (metadata cadenza.output = "code_digits"
 //    in its safetensors, tensors digits.weight [R, H] and digits.bias [R];
@@ -66,6 +70,7 @@
 #include "kv_cache.h"
 #include "libtorch_boundary.h"
 #include "llama_model.h"
+#include "row_combinations.h"
 #include "safetensors.h"
 #include "torch_device.h"
 #include "weight_precision.h"
@@ -79,6 +84,8 @@ namespace drafts = cadenza::drafts;
 
 constexpr const char* plugin_name = "draft.shallow";
 constexpr int64_t max_tree_nodes = 512;
+
+const char* const kv_precision_choices[] = {"float32", "float16", nullptr};
 
 const cdz_param_spec params[] = {
     {"model", CDZ_PARAM_PATH, nullptr, 0, 0, 0, nullptr,
@@ -94,11 +101,16 @@ const cdz_param_spec params[] = {
      "a chain stops growing after a token the draft gave less than this probability (dynamic length); 0: always "
      "`length` tokens"},
     {"weight_precision", CDZ_PARAM_STRING, "\"float32\"", 0, 0, 0, weight_precision_choices, weight_precision_help},
+    {"kv_precision", CDZ_PARAM_STRING, "\"float32\"", 0, 0, 0, kv_precision_choices,
+     "how the draft's KV cache stores keys and values: float32, or float16 (each rounded to the nearest half; half "
+     "the bytes a level's attention reads). float16 needs the CPU pass's AVX-512 kernel; elsewhere the cache stays "
+     "float32, with a warning"},
     drafts::digit_sampling_param,
 };
 
 struct Drafter {
     std::unique_ptr<LlamaModel> model;
+    KvPrecision kv_precision = KvPrecision::float32;
     bool cpu = false;               // the model is on the CPU: the head reads only the allowed rows
     at::Tensor head;                // [V, H] contiguous
     bool panel_head = false;        // weight_precision = "int8": the head from the model's int8 panels, not `head`
@@ -119,7 +131,7 @@ struct Drafter {
 
 struct Session {
     Session(const Drafter* d, int64_t capacity)
-        : drafter(d), cache(d->model->config(), capacity, d->model->device()) {
+        : drafter(d), cache(d->model->config(), capacity, d->model->device(), d->kv_precision) {
         evaluated.reserve(static_cast<size_t>(capacity));
     }
 
@@ -187,6 +199,14 @@ cdz_status* create(const cdz_instance_args* args, void** out_ctx) {
         drafter->cpu = drafter->model->device().is_cpu();
         drafter->head = drafter->model->weights().lm_head.contiguous();
         drafter->panel_head = values.string("weight_precision") == "int8" && drafter->model->has_panels();
+        if (values.string("kv_precision") == "float16") {
+            if (drafter->model->uses_cpu_tree_pass() && combine_rows_vectorized())
+                drafter->kv_precision = KvPrecision::float16;
+            else if (sdk::host().log_enabled(CDZ_LOG_WARN))
+                sdk::host().log(CDZ_LOG_WARN, plugin_name,
+                                "kv_precision = \"float16\" needs the CPU pass's AVX-512 kernel, which does not run "
+                                "here: the cache stays float32");
+        }
         drafter->rng = args->rng;
         *out_ctx = drafter.release();
     });

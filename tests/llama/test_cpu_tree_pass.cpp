@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <random>
+#include <utility>
 
 #include <c10/core/InferenceMode.h>
 
@@ -202,9 +203,9 @@ TEST(CpuTreePass, APrefillSplitBetweenThreadsEqualsOneThreadToTheBit) {
 
 // A decoding step or a verification split by columns between the caller
 // and helper threads (pass_helpers.h): the outputs and the cache equal one
-// thread's to the bit, in float32 and float16 panels, with attention
-// biases, for chains and trees of 1 to 12 nodes, logits for all nodes or a
-// suffix, and commits between passes. Heads of 64, so that a key/value
+// thread's to the bit, in float32, float16 and int8 panels and float32 and
+// float16 KV caches, with attention biases, for chains and trees of 1 to 12
+// nodes, logits for all nodes or a suffix, and commits between passes. Heads of 64, so that a key/value
 // head's queries, keys and values are whole panels, and widths that leave
 // the last panel of a matrix part-empty.
 TEST(CpuTreePass, ASmallPassSplitByColumnsEqualsOneThreadToTheBit) {
@@ -214,15 +215,25 @@ TEST(CpuTreePass, ASmallPassSplitByColumnsEqualsOneThreadToTheBit) {
     config.intermediate_size = 200;
     config.head_dim = 64;
     config.vocab_size = 330;
+    using llama::KvPrecision;
+    using llama::PanelPrecision;
+    const std::pair<PanelPrecision, KvPrecision> storages[] = {{PanelPrecision::float32, KvPrecision::float32},
+                                                               {PanelPrecision::float32, KvPrecision::float16},
+                                                               {PanelPrecision::float16, KvPrecision::float32},
+                                                               {PanelPrecision::float16, KvPrecision::float16},
+                                                               {PanelPrecision::int8, KvPrecision::float16}};
     for (const bool bias : {false, true})
-        for (const auto precision : {llama::PanelPrecision::float32, llama::PanelPrecision::float16}) {
+        for (const auto& [precision, kv] : storages) {
             config.attention_bias = bias;
             LlamaModel one(llama::LlamaWeights::random(config, 31, at::kCPU), 256);
             LlamaModel split(llama::LlamaWeights::random(config, 31, at::kCPU), 256);
+            if (!split.pack_panels(precision)) {
+                if (precision == PanelPrecision::int8) continue;  // AVX-512 without VNNI
+                GTEST_SKIP() << "no AVX-512 panels on this CPU";
+            }
             one.pack_panels(precision);
-            if (!split.pack_panels(precision)) GTEST_SKIP() << "no AVX-512 panels on this CPU";
             split.set_decode_threads(3);
-            KvCache one_cache(config, 256, at::kCPU), split_cache(config, 256, at::kCPU);
+            KvCache one_cache(config, 256, at::kCPU, kv), split_cache(config, 256, at::kCPU, kv);
             std::mt19937 random(37);
             const Tree prompt = random_chain(random, 40, config.vocab_size);
             ASSERT_TRUE(same_to_the_bit(one, one_cache, split, split_cache, prompt, 39));
@@ -275,6 +286,37 @@ TEST(CpuTreePass, HalfPanelsEqualFloatPanelsOfTheRoundedWeights) {
     const Tree step = random_tree(random, 7, static_cast<int>(config.vocab_size));
     EXPECT_TRUE(at::equal(full.forward_tree(full_cache, step.tokens, step.parents, 0).logits,
                           half.forward_tree(half_cache, step.tokens, step.parents, 0).logits));
+}
+
+// A float16 KV cache holds the float32 cache's keys and values rounded to
+// float16 (the first layer's, which read the same inputs, to the bit), and
+// a pass over it gives logits within float16's rounding of the float32
+// cache's.
+TEST(CpuTreePass, AHalfKvCacheHoldsTheRoundedKeysAndValues) {
+    c10::InferenceMode inference;
+    const llama::LlamaConfig config = test::tiny_llasa_config();
+    LlamaModel model(llama::LlamaWeights::random(config, 41, at::kCPU), 256);
+    if (!model.pack_panels()) GTEST_SKIP() << "no AVX-512 panels on this CPU";
+    KvCache full_cache(config, 200, at::kCPU), half_cache(config, 200, at::kCPU, llama::KvPrecision::float16);
+    EXPECT_TRUE(half_cache.half());
+    std::mt19937 random(43);
+    const Tree prompt = random_chain(random, 70, config.vocab_size);
+    const at::Tensor full = model.forward_tree(full_cache, prompt.tokens, prompt.parents, 0).logits;
+    const at::Tensor half = model.forward_tree(half_cache, prompt.tokens, prompt.parents, 0).logits;
+    auto rounded = [](const at::Tensor& t) { return t.to(at::kHalf).to(at::kFloat); };
+    EXPECT_TRUE(at::equal(half_cache.keys(0), rounded(full_cache.keys(0))));
+    EXPECT_TRUE(at::equal(half_cache.values(0), rounded(full_cache.values(0))));
+    EXPECT_EQ(half_cache.keys(1).scalar_type(), at::kFloat);
+    const double scale = full.abs().max().item<double>();
+    EXPECT_LT((full - half).abs().max().item<double>(), 1e-2 * scale);
+    EXPECT_GT((full - half).abs().max().item<double>(), 0.0);  // the rounding reached the logits: the half path ran
+    const std::vector<int64_t> all = every_node(prompt);
+    full_cache.commit(all);
+    half_cache.commit(all);
+    const Tree step = random_tree(random, 7, static_cast<int>(config.vocab_size));
+    const at::Tensor full_step = model.forward_tree(full_cache, step.tokens, step.parents, 0).logits;
+    const at::Tensor half_step = model.forward_tree(half_cache, step.tokens, step.parents, 0).logits;
+    EXPECT_LT((full_step - half_step).abs().max().item<double>(), 1e-2 * full_step.abs().max().item<double>());
 }
 
 TEST(CpuTreePass, PositionsBeyondTheRotaryTableAreRefused) {

@@ -75,6 +75,31 @@ TEST(RowCombinations, TheAvx512KernelSumsEveryShape) {
     expect_exact_sums(combine_rows_avx512);
 }
 
+// combine_half_rows gives, to the bit, what combine_rows gives over b's
+// entries rounded to float16, for every shape the kernel splits, and writes
+// nothing outside its rows.
+TEST(RowCombinations, HalfRowsEqualFloatRowsOfTheRoundedValues) {
+    if (!combine_rows_vectorized()) GTEST_SKIP() << "the kernel needs AVX-512F";
+    std::mt19937 random(11);
+    std::normal_distribution<float> normal;
+    for (int64_t rows = 1; rows <= 13; ++rows)
+        for (int64_t width : {1, 15, 16, 17, 48, 63, 64, 65, 130, 300})
+            for (int64_t count : {1, 7, 64}) {
+                const int64_t a_stride = count + 3, b_stride = width + 5, out_stride = width + 7;
+                std::vector<float> a(static_cast<size_t>(rows * a_stride));
+                for (float& value : a) value = normal(random);
+                const at::Tensor b = at::randn({count, b_stride}).to(at::kHalf);
+                const at::Tensor b_rounded = b.to(at::kFloat).contiguous();
+                constexpr float untouched = 12345.0f;
+                std::vector<float> from_half(static_cast<size_t>(rows * out_stride), untouched), from_float = from_half;
+                combine_half_rows(a.data(), rows, a_stride, reinterpret_cast<const uint16_t*>(b.data_ptr<at::Half>()),
+                                  count, b_stride, width, from_half.data(), out_stride);
+                combine_rows(a.data(), rows, a_stride, b_rounded.data_ptr<float>(), count, b_stride, width,
+                             from_float.data(), out_stride);
+                ASSERT_EQ(from_half, from_float) << "rows " << rows << ", width " << width << ", count " << count;
+            }
+}
+
 // The shapes the panel tests run: 1-13 rows of x (strided), partial last
 // panels (masked and not), a weight and a bias at random.
 struct PanelCase {
@@ -155,7 +180,8 @@ TEST(RowCombinations, HalfPanelsLieInOneArenaStartingAHugePage) {
 // Int8 panels give x W^T + b with x's rows and W's outputs each rounded to
 // 127 steps of its largest magnitude (rounding half to even, as the kernel's
 // conversion does), the products summed exactly: against that sum in double
-// to float's rounding, and nothing written past a row's `out` columns.
+// to float's rounding, within the rounding's bound of float32's product, and
+// nothing written past a row's `out` columns.
 TEST(RowCombinations, Int8PanelsSumTheRoundedRowsAndWeightsExactly) {
     if (!combine_rows_vectorized() || !int8_panels_supported()) GTEST_SKIP() << "int8 panels need AVX-512 VNNI";
     auto rounded = [](const float* values, int64_t count, std::vector<double>& out) {
@@ -175,7 +201,7 @@ TEST(RowCombinations, Int8PanelsSumTheRoundedRowsAndWeightsExactly) {
         combine_panels(c.x.data(), c.m, c.x_stride, panels, bias, y.data(), c.y_stride);
         const float* w = c.weight.data_ptr<float>();
         std::vector<double> xq, wq;
-        double worst = 0.0, worst_to_float = 0.0;
+        double worst = 0.0;
         for (int64_t i = 0; i < c.m; ++i) {
             const double x_step = rounded(&c.x[i * c.x_stride], c.in, xq);
             for (int64_t o = 0; o < c.out; ++o) {
@@ -189,24 +215,55 @@ TEST(RowCombinations, Int8PanelsSumTheRoundedRowsAndWeightsExactly) {
                         wq[k] = std::min(127.0f, std::max(-127.0f, std::nearbyint(w[o * c.in + k] / step)));
                     return static_cast<double>(step);
                 }();
-                double sum = 0.0, exact = 0.0, magnitude = std::fabs(bias[o]);
+                // the rounded sum, and how far rounding may take it from
+                // float32's: each x off by at most half its step, each w by half its
+                double sum = 0.0, exact = 0.0, magnitude = std::fabs(bias[o]), rounding = 0.0;
                 for (int64_t k = 0; k < c.in; ++k) {
+                    const double x = c.x[i * c.x_stride + k], weight = w[o * c.in + k];
                     sum += xq[k] * wq[k];
-                    exact += static_cast<double>(c.x[i * c.x_stride + k]) * w[o * c.in + k];
-                    magnitude += std::fabs(static_cast<double>(c.x[i * c.x_stride + k]) * w[o * c.in + k]);
+                    exact += x * weight;
+                    magnitude += std::fabs(x * weight);
+                    rounding += 0.5 * x_step * std::fabs(weight) + 0.5 * w_step * std::fabs(x) + 0.25 * x_step * w_step;
                 }
-                const double expected = sum * x_step * w_step + bias[o];
                 const double got = y[i * c.y_stride + o];
-                worst = std::max(worst, std::fabs(got - expected) / (magnitude + 1e-30));
-                worst_to_float = std::max(worst_to_float, std::fabs(got - (exact + bias[o])) / (magnitude + 1e-30));
+                worst = std::max(worst, std::fabs(got - (sum * x_step * w_step + bias[o])) / (magnitude + 1e-30));
+                EXPECT_LE(std::fabs(got - (exact + bias[o])), rounding * 1.001 + 1e-6 * magnitude)
+                    << "out " << c.out << ", in " << c.in << ", m " << c.m << ", row " << i << ", output " << o;
             }
             for (int64_t o = c.out; o < c.y_stride; ++o)
                 EXPECT_EQ(y[i * c.y_stride + o], untouched) << "out " << c.out << ", in " << c.in << ", m " << c.m;
         }
         EXPECT_LT(worst, 1e-6) << "out " << c.out << ", in " << c.in << ", m " << c.m;
-        // and near float32's product: each term off by at most half a step of both
-        EXPECT_LT(worst_to_float, 0.05) << "out " << c.out << ", in " << c.in << ", m " << c.m;
     });
+}
+
+// A prompt's rows go to AMX tiles in blocks of 16: the same bits as the
+// VNNI kernel gives the same quantized rows, partial panels included, and
+// the dispatched projection (tiles, then VNNI for the rest) equals VNNI's
+// for every row.
+TEST(RowCombinations, Int8TilesEqualTheVnniKernelToTheBit) {
+    if (!combine_rows_vectorized() || !int8_panels_supported() || !amx_int8_supported())
+        GTEST_SKIP() << "no AMX int8 tiles here";
+    for (const int64_t out : {64, 130})
+        for (const int64_t in : {64, 256}) {
+            const int64_t m = 35, stride = in + 3;
+            const PanelMatrix panels = PanelMatrix::pack(at::randn({out, in}), {}, PanelPrecision::int8);
+            const at::Tensor x = at::randn({m, stride});
+            std::vector<uint8_t> values(static_cast<size_t>(m * in));
+            std::vector<float> scales(static_cast<size_t>(m));
+            QuantizedRows rows{values.data(), in, scales.data()};
+            quantize_rows_avx512(x.data_ptr<float>(), m, stride, in, rows);
+            std::vector<float> vnni(static_cast<size_t>(m * (out + 1)), untouched), tiles = vnni, dispatched = vnni;
+            combine_int8_panels_vnni(rows, m, panels.int8_panels, panels.int8_scales, panels.int8_sums, in, out,
+                                     vnni.data(), out + 1);
+            combine_int8_panels_amx(rows, 32, panels.int8_panels, panels.int8_scales, panels.int8_sums, in, out,
+                                    tiles.data(), out + 1);
+            combine_panels(x.data_ptr<float>(), m, stride, panels, nullptr, dispatched.data(), out + 1);
+            EXPECT_TRUE(std::equal(vnni.begin(), vnni.begin() + 32 * (out + 1), tiles.begin()))
+                << "out " << out << ", in " << in;
+            EXPECT_EQ(vnni, dispatched) << "out " << out << ", in " << in;
+            for (int64_t i = 0; i < 32; ++i) EXPECT_EQ(tiles[i * (out + 1) + out], untouched);
+        }
 }
 
 // The int8 arena starts a huge page, its panels each as PanelMatrix::pack

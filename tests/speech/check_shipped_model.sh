@@ -37,7 +37,7 @@ awk -F'\t' 'BEGIN { n = 0 } NR > 1 && $2 == "test" { id[n] = $1; frames[n] = int
         for (i = 0; i < n; i++) { j = (i + 1) % n; f = frames[j] < 150 ? frames[j] : 150
                                    print id[i] "\t" id[j] "\t0\t" f } }' corpus/manifest.tsv > prompts.tsv
 pipelines=()
-for name in ar sd-exact mtp-exact recurrent-exact ssd-bias pcg pcg-wide vadusa vadusa-medusa mtp-viterbi mtp-viterbi-4 default; do
+for name in ar sd-exact mtp-exact recurrent-exact int8-exact ssd-bias pcg pcg-wide vadusa vadusa-medusa mtp-viterbi mtp-viterbi-4 default; do
   [ -f "$source_dir/pipelines/$name.toml" ] && pipelines+=(-p "$source_dir/pipelines/$name.toml")
 done
 "$cadenza" bench --suite speech "${pipelines[@]}" --manifest corpus/manifest.tsv --prompts prompts.tsv \
