@@ -11,6 +11,7 @@
 #include <cstdint>
 
 #include "int8_panels.h"
+#include "int8_panels_kernel.h"
 
 namespace cadenza::llama {
 namespace {
@@ -50,7 +51,6 @@ void combine_int8_panels_amx(const QuantizedRows& x, int64_t m, const int8_t* pa
     const int64_t groups = in / 4;  // in is a multiple of 64 here
     configure_tiles();
     alignas(64) int32_t sums[tile_rows][64];
-    const __m512i offset = _mm512_set1_epi32(128);
     for (int64_t first = 0; first < out; first += 64) {
         const int8_t* panel = panels + (first / 64) * groups * 256;
         const int64_t width = out - first < 64 ? out - first : 64;
@@ -76,20 +76,11 @@ void combine_int8_panels_amx(const QuantizedRows& x, int64_t m, const int8_t* pa
             _tile_stored(1, &sums[0][16], 64 * sizeof(int32_t));
             _tile_stored(2, &sums[0][32], 64 * sizeof(int32_t));
             _tile_stored(3, &sums[0][48], 64 * sizeof(int32_t));
-            for (int64_t i = 0; i < tile_rows; ++i) {
-                const __m512 row_scale = _mm512_set1_ps(x.scales[r + i]);
-                float* to = y + (r + i) * y_stride + first;
-                for (int64_t column = 0; column < width; column += 16) {
-                    const __mmask16 mask =
-                        width - column >= 16 ? __mmask16(0xffff) : __mmask16((1u << (width - column)) - 1u);
-                    const __m512i weight_sums = _mm512_maskz_loadu_epi32(mask, w_sums + first + column);
-                    const __m512i exact = _mm512_sub_epi32(_mm512_load_si512(&sums[i][column]),
-                                                           _mm512_mullo_epi32(weight_sums, offset));
-                    const __m512 scales =
-                        _mm512_mul_ps(_mm512_maskz_loadu_ps(mask, w_scales + first + column), row_scale);
-                    _mm512_mask_storeu_ps(to + column, mask, _mm512_mul_ps(_mm512_cvtepi32_ps(exact), scales));
-                }
-            }
+            for (int64_t i = 0; i < tile_rows; ++i)
+                for (int64_t column = 0; column < width; column += 16)
+                    store_scaled_sums(_mm512_load_si512(&sums[i][column]), w_sums + first + column,
+                                      w_scales + first + column, x.scales[r + i], width - column,
+                                      y + (r + i) * y_stride + first + column);
         }
     }
     _tile_release();

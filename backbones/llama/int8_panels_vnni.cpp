@@ -6,14 +6,11 @@
 #include <cstring>
 
 #include "int8_panels.h"
+#include "int8_panels_kernel.h"
+#include "row_blocks.h"
 
 namespace cadenza::llama {
 namespace {
-
-template <int Rows>
-struct RowCount {
-    static constexpr int value = Rows;
-};
 
 // One panel (64 outputs, `groups` groups of 4 inputs) against R quantized
 // rows: each group's 256 bytes are loaded once for all rows, and each of the
@@ -44,34 +41,10 @@ void combine_int8_panel(const QuantizedRows& x, int64_t first_row, const int8_t*
             acc[r][3] = _mm512_dpbusd_epi32(acc[r][3], a, w3);
         }
     }
-    // The rows' bytes are value + 128: take 128 x each output's weight sum
-    // back out, then scale by the row's and the output's steps.
-    const __m512i offset = _mm512_set1_epi32(128);
-    for (int r = 0; r < R; ++r) {
-        const __m512 row_scale = _mm512_set1_ps(x.scales[first_row + r]);
-        float* out = y + (first_row + r) * y_stride;
-        for (int j = 0; j < 4; ++j) {
-            const int64_t column = 16 * j;
-            if (column >= width) break;
-            const __mmask16 mask = width - column >= 16 ? __mmask16(0xffff) : __mmask16((1u << (width - column)) - 1u);
-            const __m512i sums = _mm512_maskz_loadu_epi32(mask, w_sums + column);
-            const __m512i exact = _mm512_sub_epi32(acc[r][j], _mm512_mullo_epi32(sums, offset));
-            const __m512 scales = _mm512_mul_ps(_mm512_maskz_loadu_ps(mask, w_scales + column), row_scale);
-            _mm512_mask_storeu_ps(out + column, mask, _mm512_mul_ps(_mm512_cvtepi32_ps(exact), scales));
-        }
-    }
-}
-
-template <class Body>
-inline void in_blocks_of_four(int64_t rows, Body body) {
-    for (int64_t r = 0; r < rows; r += 4) {
-        switch (rows - r) {
-            case 1: body(RowCount<1>{}, r); break;
-            case 2: body(RowCount<2>{}, r); break;
-            case 3: body(RowCount<3>{}, r); break;
-            default: body(RowCount<4>{}, r);
-        }
-    }
+    for (int r = 0; r < R; ++r)
+        for (int j = 0; j < 4 && 16 * j < width; ++j)
+            store_scaled_sums(acc[r][j], w_sums + 16 * j, w_scales + 16 * j, x.scales[first_row + r], width - 16 * j,
+                              y + (first_row + r) * y_stride + 16 * j);
 }
 
 }  // namespace
@@ -111,7 +84,7 @@ void combine_int8_panels_vnni(const QuantizedRows& x, int64_t m, const int8_t* p
     for (int64_t first = 0; first < out; first += 64) {
         const int8_t* panel = panels + (first / 64) * groups * 256;
         const int64_t width = out - first < 64 ? out - first : 64;
-        in_blocks_of_four(m, [&](auto rows, int64_t r) {
+        in_blocks_of<4>(m, [&](auto rows, int64_t r) {
             combine_int8_panel<decltype(rows)::value>(x, r, panel, groups, w_scales + first, w_sums + first, width,
                                                       y + first, y_stride);
         });

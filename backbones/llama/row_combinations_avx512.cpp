@@ -3,6 +3,7 @@
 // the standard library, as small_matmul_avx512.cpp.
 #include <immintrin.h>
 
+#include "row_blocks.h"
 #include "row_combinations.h"
 
 namespace cadenza::llama {
@@ -105,27 +106,6 @@ inline void combine_panel(const float* x, int64_t x_stride, const float* panel, 
         combine_rows_of<R>(x, x_stride, panel, in, 64, width, y, y_stride);
 }
 
-template <int R>
-struct RowCount {
-    static constexpr int value = R;
-};
-
-// body(RowCount<R>{}, r) for the rows [r, r + R) of `rows`, R at most six;
-// a second block of rows reads b again, from L1/L2.
-template <class Body>
-inline void in_blocks_of_six(int64_t rows, Body body) {
-    for (int64_t r = 0; r < rows; r += 6) {
-        switch (rows - r) {
-            case 1: body(RowCount<1>{}, r); break;
-            case 2: body(RowCount<2>{}, r); break;
-            case 3: body(RowCount<3>{}, r); break;
-            case 4: body(RowCount<4>{}, r); break;
-            case 5: body(RowCount<5>{}, r); break;
-            default: body(RowCount<6>{}, r);
-        }
-    }
-}
-
 // combine_block<R, 4, false, true> over a panel of float16 weights: each
 // 16-weight piece is converted on load, so a pass streams half the bytes.
 // The panel is always 64 wide (zero-padded): only the stores of the last
@@ -174,7 +154,7 @@ void combine_half_panels_avx512(const float* x, int64_t m, int64_t x_stride, con
     for (int64_t first = 0; first < out; first += 64) {
         const uint16_t* panel = panels + (first / 64) * in * 64;
         const int64_t width = out - first < 64 ? out - first : 64;
-        in_blocks_of_six(m, [&](auto rows, int64_t r) {
+        in_blocks_of<6>(m, [&](auto rows, int64_t r) {
             combine_half_panel<decltype(rows)::value>(x + r * x_stride, x_stride, panel, in, width,
                                                       y + r * y_stride + first, y_stride);
         });
@@ -186,7 +166,7 @@ void combine_panels_avx512(const float* x, int64_t m, int64_t x_stride, const fl
     for (int64_t first = 0; first < out; first += 64) {
         const float* panel = panels + (first / 64) * in * 64;
         const int64_t width = out - first < 64 ? out - first : 64;
-        in_blocks_of_six(m, [&](auto rows, int64_t r) {
+        in_blocks_of<6>(m, [&](auto rows, int64_t r) {
             combine_panel<decltype(rows)::value>(x + r * x_stride, x_stride, panel, in, width, y + r * y_stride + first,
                                                  y_stride);
         });
@@ -195,7 +175,7 @@ void combine_panels_avx512(const float* x, int64_t m, int64_t x_stride, const fl
 
 void combine_rows_avx512(const float* a, int64_t rows, int64_t a_stride, const float* b, int64_t count,
                          int64_t b_stride, int64_t width, float* out, int64_t out_stride) {
-    in_blocks_of_six(rows, [&](auto block, int64_t r) {
+    in_blocks_of<6>(rows, [&](auto block, int64_t r) {
         combine_rows_of<decltype(block)::value>(a + r * a_stride, a_stride, b, count, b_stride, width,
                                                 out + r * out_stride, out_stride);
     });
@@ -203,7 +183,7 @@ void combine_rows_avx512(const float* a, int64_t rows, int64_t a_stride, const f
 
 void combine_half_rows_avx512(const float* a, int64_t rows, int64_t a_stride, const uint16_t* b, int64_t count,
                               int64_t b_stride, int64_t width, float* out, int64_t out_stride) {
-    in_blocks_of_six(rows, [&](auto block, int64_t r) {
+    in_blocks_of<6>(rows, [&](auto block, int64_t r) {
         combine_rows_of<decltype(block)::value>(a + r * a_stride, a_stride, b, count, b_stride, width,
                                                 out + r * out_stride, out_stride);
     });
