@@ -1,9 +1,9 @@
 #include "panel_weights.h"
 
-#include <cstdint>
-#include <cstring>
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 #include <string>
 
 #include "cadenza/sdk/plugin_error.hpp"
