@@ -9,7 +9,7 @@
 #include "codec_command.h"
 #include "command.h"
 #include "command_line.h"
-#include "model_init_command.h"
+#include "model_command.h"
 #include "target_command.h"
 #include "torch_report_command.h"
 #include "train_command.h"
@@ -25,7 +25,7 @@ int main(int argc, char** argv) {
 
     std::vector<Command> commands;
     commands.push_back(add_build_tree_command(app));
-    commands.push_back(add_model_init_command(app));
+    commands.push_back(add_model_command(app));
     commands.push_back(add_train_command(app));
     commands.push_back(add_codec_command(app));
     commands.push_back(add_target_command(app));

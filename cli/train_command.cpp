@@ -195,7 +195,7 @@ Command add_train_command(CLI::App& app) {
         draft->add_option("--target", job->target, "the target's model directory")->required()->check(CLI::ExistingDirectory);
         draft->add_option("--layers", job->layers, "target layer indices the draft copies, in order, e.g. 0,1,5")->required();
         draft->add_option("--train-layers", job->train_layers,
-                          "draft layer indices (positions in --layers) to train, e.g. 0,1; the others stay frozen")
+                          "draft layer indices (positions in --layers) to train with the final norm and the head, e.g. 0,1; the others stay frozen; none: the head alone")
             ->required();
         draft->add_option("--corpus", job->corpus, "token corpus (prompt_ids | target_ids per line)")
             ->required()

@@ -147,7 +147,8 @@ std::vector<TrainableParameter> ShallowDraftTask::parameters() {
             return false;
         }();
         const bool head = name == "lm_head.weight" && !code_digits_;
-        if (in_trained_layer || name == "model.norm.weight" || head)
+        const bool norm = name == "model.norm.weight" && !layout_.train_layers.empty();
+        if (in_trained_layer || norm || head)
             parameters.push_back({name, tensor, tensor.dim() >= 2});
     }
     if (code_digits_) {

@@ -3,11 +3,13 @@
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
+#include <numeric>
 #include <optional>
 #include <ostream>
 #include <sstream>
 
 #include "code_digit_embedding.h"
+#include "code_digit_output.h"
 #include "draft_heads.h"
 #include "error.h"
 #include "language_model_task.h"
@@ -16,6 +18,7 @@
 #include "progress.h"
 #include "random_bits.h"
 #include "recurrent_draft_task.h"
+#include "safetensors.h"
 #include "shallow_draft.h"
 #include "thread_policy.h"
 #include "trainer.h"
@@ -243,7 +246,10 @@ TrainResult run_shallow_draft_job(const ShallowDraftJob& job, std::ostream& out,
     const int threads = llama::apply_thread_policy(static_cast<int>(job.options.threads));
     ShallowDraftLayout layout;
     layout.layers = parse_index_list(job.layers, "--layers");
-    layout.train_layers = parse_index_list(job.train_layers, "--train-layers");
+    // "none": no layer and not the final norm either, the head alone on the
+    // copied layers' own last hidden state (with every target layer: a head
+    // for the target itself, draft.shallow's `digit_head`).
+    if (job.train_layers != "none") layout.train_layers = parse_index_list(job.train_layers, "--train-layers");
     const TokenCorpus corpus = load_token_corpus(job.corpus);
     describe_corpus(corpus, out);
     llama::LlamaWeights target = load_target(job.target, corpus, out);
@@ -255,8 +261,10 @@ TrainResult run_shallow_draft_job(const ShallowDraftJob& job, std::ostream& out,
         task.initialize_from(job.init_from);
         out << "initial weights: " << job.init_from.string() << '\n';
     }
-    describe_model("draft (target layers " + format_index_list(layout.layers) + ", training draft layers " +
-                       format_index_list(layout.train_layers) + ", the final norm and the head)",
+    describe_model("draft (target layers " + format_index_list(layout.layers) +
+                       (layout.train_layers.empty() ? std::string(", training the head alone)")
+                                                    : ", training draft layers " + format_index_list(layout.train_layers) +
+                                                          ", the final norm and the head)"),
                    task.draft().config(), out);
     char loss_text[128];
     std::snprintf(loss_text, sizeof(loss_text), "%g * cross-entropy + %g * KL(target || draft)", 1 - weight, weight);
@@ -344,6 +352,88 @@ TrainResult run_recurrent_draft_job(const RecurrentDraftJob& job, std::ostream& 
     const TrainResult result = train(task, corpus, job.options, job.output, log);
     report(result, job.options, job.output.string() + " and " + task.state_path(job.output).string(), out);
     return result;
+}
+
+namespace {
+
+// The head of a `train draft --train-layers none` run over every layer of
+// `target`, as (weight, bias, grid); throws naming the file and why when the
+// draft is anything else.
+CodeDigitOutput trained_digit_head(const std::filesystem::path& draft, const llama::LlamaWeights& target,
+                                   drafts::CodeGrid& grid) {
+    const std::filesystem::path file = draft / "model.safetensors";
+    try {
+        const safetensors::File weights(file);
+        const auto& metadata = weights.metadata();
+        const auto value = [&](const std::string& key) {
+            const auto found = metadata.find(key);
+            return found == metadata.end() ? std::string() : found->second;
+        };
+        std::vector<int64_t> every_layer(static_cast<size_t>(target.config.num_hidden_layers));
+        std::iota(every_layer.begin(), every_layer.end(), 0);
+        if (value("cadenza.kind") != "shallow_draft" || !value("cadenza.train_layers").empty() ||
+            value("cadenza.draft_layers") != format_index_list(every_layer))
+            throw Error(CDZ_STATUS_INVALID_ARGUMENT,
+                        file.string() + ": not a head trained on the target's own hidden state (`train draft --layers " +
+                            format_index_list(every_layer) + " --train-layers none`): cadenza.draft_layers '" +
+                            value("cadenza.draft_layers") + "', cadenza.train_layers '" +
+                            value("cadenza.train_layers") + "'");
+        const std::optional<drafts::CodeGrid> declared =
+            drafts::code_grid_of(metadata, target.config.vocab_size, file.string());
+        if (!declared) throw Error(CDZ_STATUS_INVALID_ARGUMENT, file.string() + ": the draft has no code-digit head");
+        grid = *declared;
+        const int64_t rows = grid.head_rows(), hidden = target.config.hidden_size;
+        std::vector<float> weight = weights.read_f32("digits.weight", {rows, hidden});
+        std::vector<float> bias = weights.read_f32("digits.bias", {rows});
+        return {at::from_blob(weight.data(), {rows, hidden}, at::kFloat).clone(),
+                at::from_blob(bias.data(), {rows}, at::kFloat).clone()};
+    } catch (const safetensors::Error& e) {
+        throw Error(CDZ_STATUS_INVALID_ARGUMENT, e.what());
+    }
+}
+
+}  // namespace
+
+void run_digit_head_job(const DigitHeadJob& job, std::ostream& out) {
+    const bool trained = !job.trained_draft.empty();
+    if (!trained && job.code_digits.empty())
+        throw Error(CDZ_STATUS_INVALID_ARGUMENT, "model digit-head needs --code-digits and --layout, or --from");
+    if (!job.force && std::filesystem::exists(job.output))
+        throw Error(CDZ_STATUS_INVALID_ARGUMENT, job.output.string() + " exists (--force overwrites it)");
+    const llama::LlamaWeights target = load_model_directory(job.target);
+    describe_model("target " + job.target.string(), target.config, out);
+    drafts::CodeGrid grid;
+    CodeDigitOutput head;
+    if (trained) {
+        head = trained_digit_head(job.trained_draft, target, grid);
+    } else {
+        grid = *code_grid_for(job.code_digits, job.layout, target.config);
+        head = CodeDigitOutput::from_table(target.lm_head, grid);
+    }
+    describe_output(&grid, " per row", out);
+    safetensors::Writer writer;
+    writer.set_metadata("format", "pt");
+    writer.set_metadata("cadenza.kind", "digit_head");
+    writer.set_metadata("cadenza.target", absolute_path(job.target).string());
+    writer.set_metadata("cadenza.digit_head",
+                        trained ? "trained: " + absolute_path(job.trained_draft).string() : "factorized output table");
+    writer.set_metadata("cadenza.hidden_size", std::to_string(target.config.hidden_size));
+    writer.set_metadata("cadenza.vocab_size", std::to_string(grid.vocab_size));
+    for (const auto& [key, value] : drafts::code_grid_metadata(grid)) writer.set_metadata(key, value);
+    const at::Tensor weight = head.weight.contiguous(), bias = head.bias.contiguous();
+    writer.add_f32("digits.weight", {weight.size(0), weight.size(1)}, weight.data_ptr<float>());
+    writer.add_f32("digits.bias", {bias.size(0)}, bias.data_ptr<float>());
+    try {
+        if (job.output.has_parent_path()) std::filesystem::create_directories(job.output.parent_path());
+        writer.write(job.output);
+    } catch (const safetensors::Error& e) {
+        throw Error(CDZ_STATUS_IO_ERROR, e.what());
+    } catch (const std::filesystem::filesystem_error& e) {
+        throw Error(CDZ_STATUS_IO_ERROR, job.output.string() + ": " + e.what());
+    }
+    out << "wrote " << job.output.string() << ": "
+        << (trained ? "the head trained in " + job.trained_draft.string() : std::string("the factorized form of the target's output table"))
+        << ", " << grid.head_rows() << " x " << target.config.hidden_size << '\n';
 }
 
 }  // namespace cadenza::training

@@ -86,6 +86,23 @@ struct RecurrentDraftJob {
     TrainOptions options;
 };
 
+// `cadenza model digit-head`: a code-digit head (drafts/common/
+// code_digit_head.h) for a target's own last hidden state, written as a
+// small safetensors file that draft.shallow's `digit_head` reads:
+// digits.weight [R, H], digits.bias [R] and the grid's metadata. Either the
+// factorized form of the target's output table (no training; `code_digits`
+// and `layout` give the grid), or the head a `train draft --layers
+// <every target layer> --train-layers none` run trained (`trained_draft`,
+// its directory: the head alone, without the 27 MB of layers it copied).
+struct DigitHeadJob {
+    std::filesystem::path target, output;
+    std::string code_digits;  // the codec's FSQ levels ("8,8,8,4,4")
+    std::filesystem::path layout;
+    std::filesystem::path trained_draft;
+    bool force = false;  // overwrite an existing output
+};
+void run_digit_head_job(const DigitHeadJob& job, std::ostream& out);
+
 // Each prints a summary to `out` (and progress to `log`) and returns the result.
 TrainResult run_language_model_job(const LanguageModelJob& job, std::ostream& out, std::ostream& log);
 TrainResult run_shallow_draft_job(const ShallowDraftJob& job, std::ostream& out, std::ostream& log);

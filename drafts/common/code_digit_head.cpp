@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <sstream>
 
 #include "draft_support.h"
@@ -308,8 +309,21 @@ void CodeDigitDistribution::most_likely_tokens(const float* head_logits, const c
                 const int64_t level = grid_.levels[d];
                 const float* digit = factors + classes + digit_begin_[d];
                 beam.grown.clear();
+                // With `count` prefixes kept, each one's best extension is in
+                // the beam's reach, so the count-th best extension is at least
+                // the worst prefix's best one: anything below it is dropped
+                // before the selection (ties stay, as the order needs them).
+                float floor = -std::numeric_limits<float>::infinity();
+                if (static_cast<int64_t>(kept.size()) >= count) {
+                    const float best_digit = *std::max_element(digit, digit + level);
+                    floor = std::numeric_limits<float>::infinity();
+                    for (const auto& entry : kept) floor = std::min(floor, entry.first + best_digit);
+                }
                 for (const auto& [value, prefix] : kept)
-                    for (int64_t k = 0; k < level; ++k) beam.grown.emplace_back(value + digit[k], prefix * level + k);
+                    for (int64_t k = 0; k < level; ++k) {
+                        const float extended = value + digit[k];
+                        if (extended >= floor) beam.grown.emplace_back(extended, prefix * level + k);
+                    }
                 keep_best(beam.grown);
                 kept.swap(beam.grown);
             }

@@ -41,6 +41,13 @@ void TableCandidates::score(const CodeDigitDistribution& digits, const float* he
     digits.most_likely_tokens(head_logits, sampling, count_, tokens_, beam_);
     if (tokens_.empty()) throw sdk::Error(CDZ_STATUS_INVALID_ARGUMENT, "the sampling settings allow no token");
     const auto count = static_cast<int64_t>(tokens_.size());
+    // The candidates' rows are scattered over the table: ask for all of them
+    // before the first dot product needs one.
+    for (const int32_t token : tokens_) {
+        const char* row = reinterpret_cast<const char*>(table_ + static_cast<int64_t>(token) * hidden_);
+        for (int64_t byte = 0; byte < hidden_ * static_cast<int64_t>(sizeof(float)); byte += 64)
+            __builtin_prefetch(row + byte);
+    }
     logits_.resize(static_cast<size_t>(count));
     probabilities_.resize(static_cast<size_t>(count));
     for (int64_t i = 0; i < count; ++i)

@@ -47,7 +47,14 @@
 //    in its safetensors, tensors digits.weight [R, H] and digits.bias [R];
 //    drafts/common/code_digit_head.h) replaces the vocabulary head by R = 93
 //    rows for en-small's 8,252 tokens, its distribution the product of the
-//    class and digit distributions.
+//    class and digit distributions;
+//  * `digit_head` gives a model without one (the target as its own int8
+//    draft) such a head from its own file (`cadenza model digit-head`: the
+//    factorized form of the model's output table), and `candidates = K`
+//    scores the head's K most likely allowed tokens by the model's own
+//    output table rows instead of forming the product
+//    (drafts/common/table_candidates.h): K rows of the table a level, not
+//    the whole table.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -71,6 +78,7 @@
 #include "libtorch_boundary.h"
 #include "llama_model.h"
 #include "row_combinations.h"
+#include "table_candidates.h"
 #include "safetensors.h"
 #include "torch_device.h"
 #include "weight_precision.h"
@@ -105,6 +113,13 @@ const cdz_param_spec params[] = {
      "how the draft's KV cache stores keys and values: float32, or float16 (each rounded to the nearest half; half "
      "the bytes a level's attention reads). float16 needs the CPU pass's AVX-512 kernel; elsewhere the cache stays "
      "float32, with a warning"},
+    {"digit_head", CDZ_PARAM_PATH, "\"\"", 0, 0, 0, nullptr,
+     "a code-digit head for the model's last hidden state in place of the model's own (safetensors with "
+     "digits.weight, digits.bias and the code grid's metadata, as `cadenza model digit-head` writes it); \"\": the "
+     "model's own head"},
+    {"candidates", CDZ_PARAM_INT, "0", 1, 0, 8192, nullptr,
+     "0: a code-digit head's row is its product distribution; K > 0: the head's K most likely allowed tokens scored "
+     "by the model's output table (its lm_head rows), the sampling settings over them, zero elsewhere"},
     drafts::digit_sampling_param,
 };
 
@@ -116,6 +131,7 @@ struct Drafter {
     bool panel_head = false;        // weight_precision = "int8": the head from the model's int8 panels, not `head`
     std::optional<drafts::CodeDigitDistribution> digits;  // a code-digit head instead of `head`
     at::Tensor digit_weight, digit_bias;                  // [R, H], [R] on the model's device
+    int64_t candidates = 0;                               // > 0: the head's best tokens scored by `head`
     int64_t length = 3;
     int64_t branching = 1;
     double stop_probability = 0.0;
@@ -133,6 +149,8 @@ struct Session {
     Session(const Drafter* d, int64_t capacity)
         : drafter(d), cache(d->model->config(), capacity, d->model->device(), d->kv_precision) {
         evaluated.reserve(static_cast<size_t>(capacity));
+        if (d->candidates > 0)
+            table_candidates.emplace(d->head.data_ptr<float>(), d->head.size(0), d->head.size(1), d->candidates);
     }
 
     const Drafter* drafter;
@@ -146,15 +164,18 @@ struct Session {
     at::Tensor logits;                     // [rows, V]
     at::Tensor digit_logits;               // [rows, R]: a code-digit head's outputs
     std::vector<float> digit_scratch;      // [R]
+    std::vector<float> states;             // [rows, H]: the hidden states the candidates are scored on
+    std::optional<drafts::TableCandidates> table_candidates;  // with candidates > 0
     drafts::ProbabilityRows rows;
 };
 
-// The code-digit head the draft's safetensors declares, if any.
-void load_code_digit_head(Drafter& d, const std::filesystem::path& model) {
+// The code-digit head `file` declares (the draft's safetensors, or the
+// `digit_head` file), if any.
+void load_code_digit_head(Drafter& d, const std::filesystem::path& file) {
     try {
-        const cadenza::safetensors::Checkpoint checkpoint = cadenza::safetensors::Checkpoint::open(model);
+        const cadenza::safetensors::Checkpoint checkpoint = cadenza::safetensors::Checkpoint::open(file);
         const LlamaConfig& c = d.model->config();
-        const std::optional<drafts::CodeGrid> grid = drafts::code_grid_of(checkpoint.metadata(), c.vocab_size, model.string());
+        const std::optional<drafts::CodeGrid> grid = drafts::code_grid_of(checkpoint.metadata(), c.vocab_size, file.string());
         if (!grid) return;
         const int64_t rows = grid->head_rows();
         std::vector<float> weight = checkpoint.read_f32("digits.weight", {rows, c.hidden_size});
@@ -193,12 +214,25 @@ cdz_status* create(const cdz_instance_args* args, void** out_ctx) {
         pack_panels_with_precision(*drafter->model, values.string("weight_precision"), plugin_name);
         drafter->model->set_prefill_threads(static_cast<int>(values.integer("prefill_threads")));
         drafter->max_positions = config.max_position_embeddings;
-        load_code_digit_head(*drafter, model);
+        const std::string digit_head = values.string("digit_head");
+        load_code_digit_head(*drafter, digit_head.empty() ? model : std::filesystem::path(digit_head));
+        if (!digit_head.empty() && !drafter->digits)
+            throw Error(CDZ_STATUS_INVALID_CONFIG, digit_head + ": parameter 'digit_head': the file declares no "
+                                                                "code-digit head (metadata cadenza.output = \"code_digits\")");
         if (drafter->digits)
             drafter->digits->set_sampling(drafts::digit_sampling_of(values));
         drafter->cpu = drafter->model->device().is_cpu();
         drafter->head = drafter->model->weights().lm_head.contiguous();
         drafter->panel_head = values.string("weight_precision") == "int8" && drafter->model->has_panels();
+        drafter->candidates = values.integer("candidates");
+        if (drafter->candidates > 0 && !drafter->digits)
+            throw Error(CDZ_STATUS_INVALID_CONFIG,
+                        model.string() + ": parameter 'candidates' = " + std::to_string(drafter->candidates) +
+                            " picks its tokens with a code-digit head, which this model has not; give one as "
+                            "'digit_head' (`cadenza model digit-head`)");
+        if (drafter->candidates > 0 && !drafter->cpu)
+            throw Error(CDZ_STATUS_INVALID_CONFIG, "parameter 'candidates' scores tokens on the CPU; the draft runs on " +
+                                                       drafter->model->device().str());
         if (values.string("kv_precision") == "float16") {
             if (drafter->model->uses_cpu_tree_pass() && combine_rows_vectorized())
                 drafter->kv_precision = KvPrecision::float16;
@@ -242,6 +276,11 @@ void head_row(Session& s, const at::Tensor& hidden, const drafts::TokenRange& to
     const Drafter& d = *s.drafter;
     if (d.digits) {
         s.digit_logits.select(0, row).copy_(at::addmv(d.digit_bias, d.digit_weight, hidden));
+        if (d.candidates > 0) {
+            const int64_t width = hidden.size(0);
+            const float* h = hidden.data_ptr<float>();
+            std::copy(h, h + width, s.states.begin() + row * width);
+        }
         return;
     }
     at::Tensor out = s.logits.select(0, row);
@@ -280,6 +319,11 @@ void row_probabilities(Session& s, int64_t row, const cdz_sampling* sampling, fl
     float* logits = s.logits.data_ptr<float>() + row * vocab;
     if (d.digits) {
         const float* head = s.digit_logits.data_ptr<float>() + row * s.digit_logits.size(1);
+        if (s.table_candidates) {
+            const int64_t width = d.model->config().hidden_size;
+            s.table_candidates->fill_row(*d.digits, head, s.states.data() + row * width, sampling, out);
+            return;
+        }
         if (sampling && d.digits->fill_probabilities(head, *sampling, out, s.digit_scratch.data())) return;
         d.digits->fill_log_probabilities(head, logits, s.digit_scratch.data());
     }
@@ -298,6 +342,9 @@ void reserve_logits(Session& s, int64_t count) {
         s.digit_logits = at::empty({std::max<int64_t>(count, 1), width}, options);
         s.digit_scratch.resize(static_cast<size_t>(width));
     }
+    if (d.candidates > 0)
+        s.states.resize(std::max<size_t>(s.states.size(), static_cast<size_t>(std::max<int64_t>(count, 1) *
+                                                                              d.model->config().hidden_size)));
 }
 
 // Evaluates `tokens` as a chain after the committed prefix, commits them and

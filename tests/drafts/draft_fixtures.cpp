@@ -1,7 +1,11 @@
 #include "draft_fixtures.h"
 
+#include <gtest/gtest.h>
+
 #include <c10/core/InferenceMode.h>
 
+#include <algorithm>
+#include <cmath>
 #include <fstream>
 #include <map>
 #include <mutex>
@@ -191,6 +195,21 @@ std::vector<int32_t> codes_of(const std::vector<float>& audio) {
                    "encode");
     const auto shape = codes.expect(kDLInt, 32, 2, "codes");
     return std::vector<int32_t>(codes.data<int32_t>(), codes.data<int32_t>() + shape[1]);
+}
+
+void expect_candidate_row(const float* row, const at::Tensor& tokens, const at::Tensor& scores, double temperature,
+                          int32_t drafted, const std::string& what) {
+    const at::Tensor expected = at::zeros({vocab_size}, at::kDouble)
+                                    .index_copy_(0, tokens, at::softmax(scores.to(at::kDouble) / temperature, 0));
+    double worst = 0;
+    int64_t nonzero = 0;
+    for (int64_t t = 0; t < vocab_size; ++t) {
+        worst = std::max(worst, std::fabs(row[t] - expected[t].item<double>()));
+        nonzero += row[t] > 0.0f;
+    }
+    EXPECT_LT(worst, 1e-5) << what;
+    EXPECT_EQ(nonzero, tokens.numel()) << what;
+    EXPECT_GT(row[drafted], 0.0f) << what;
 }
 
 cdz_sampling synthesis_sampling(double temperature) {

@@ -49,6 +49,12 @@ constexpr const char* code_levels = "2,31";
 void write_code_digit_heads(const std::filesystem::path& file, const at::Tensor& table, uint64_t seed,
                             const std::string& output = "code_digits");
 
+// Whether a drafted row [vocab_size] is the softmax at `temperature` of
+// `scores` [K] over `tokens` [K] (int64) and zero elsewhere, within 1e-5,
+// with the drafted token among them: a row of table-scored candidates.
+void expect_candidate_row(const float* row, const at::Tensor& tokens, const at::Tensor& scores, double temperature,
+                          int32_t drafted, const std::string& what);
+
 // A whole pipeline: frontend.chars, test.tone_codec with 62 codes, the tiny
 // target, then `stages` ("[draft]\n...[acceptor]\n..."), at `temperature`.
 // One intra-op thread (the drafters keep the backbone's setting): on two

@@ -1,8 +1,9 @@
 // Code-digit heads: the product distribution against its definition, the
 // one-row form against the batched one, the likelihood and the teacher's
 // cross-entropy without vocabulary-wide rows, the grid's validation,
-// draft.mtp on a code-digit heads file and draft.shallow on a draft with a
-// code-digit head.
+// draft.mtp on a code-digit heads file, draft.shallow on a draft with a
+// code-digit head, and draft.shallow on the target with a `digit_head` file
+// whose best tokens its own table scores (`candidates`).
 #include <gtest/gtest.h>
 
 #include <c10/core/InferenceMode.h>
@@ -467,6 +468,70 @@ TEST(CodeDigitHead, ShallowDraftRowsAreTheProductDistributionAfterEachToken) {
             << "node " << i;
         sequence.push_back(p.tokens[i]);
     }
+}
+
+// draft.shallow on the target itself with the draft's code-digit head as a
+// `digit_head` file and `candidates = K`: each row is the softmax of the
+// target's table rows of the head's K most likely allowed tokens, zero
+// elsewhere.
+TEST(CodeDigitHead, ShallowCandidatesAreTheDigitHeadsBestTokensScoredByTheModelsTable) {
+    c10::InferenceMode inference;
+    const auto& models = test::draft_models();
+    const std::filesystem::path head_file = models.draft_digits / "model.safetensors";
+    const llama::LlamaModel reference(
+        llama::LlamaWeights::load(models.target, llama::LlamaConfig::from_file(models.target / "config.json"), at::kCPU),
+        512);
+    const safetensors::File file(head_file);
+    const CodeDigitDistribution distribution(*drafts::code_grid_of(file.metadata(), test::vocab_size, "x"));
+    const int64_t rows = distribution.grid().head_rows();
+    std::vector<float> w = file.read_f32("digits.weight"), b = file.read_f32("digits.bias");
+    const at::Tensor weight = at::from_blob(w.data(), {rows, test::hidden_size}, at::kFloat);
+    const at::Tensor bias = at::from_blob(b.data(), {rows}, at::kFloat);
+    constexpr int64_t count = 6;
+    test::DrafterPlugin drafter("plugin = \"draft.shallow\"\nmodel = \"" + models.target.string() +
+                                "\"\ndigit_head = \"" + head_file.string() + "\"\ncandidates = 6\nlength = 3\n");
+    const double temperature = 0.8;
+    const cdz_sampling sampling = test::synthesis_sampling(temperature);
+    std::vector<int32_t> sequence = test::prompt_tokens("candidates.");
+    const auto p = drafter.propose(drafter.new_session(), sequence, sampling);
+    ASSERT_EQ(p.tokens.size(), 3u);
+    for (size_t i = 0; i < p.tokens.size(); ++i) {
+        const at::Tensor ids = at::tensor(std::vector<int64_t>(sequence.begin(), sequence.end()), at::kLong);
+        const at::Tensor hidden = reference.forward_sequence(ids.unsqueeze(0))[0][-1].contiguous();
+        const at::Tensor head_logits = at::addmv(bias, weight, hidden).contiguous();
+        std::vector<int32_t> candidates;
+        drafts::TokenBeam beam;
+        distribution.most_likely_tokens(head_logits.data_ptr<float>(), &sampling, count, candidates, beam);
+        ASSERT_EQ(candidates.size(), static_cast<size_t>(count));
+        const at::Tensor tokens = at::tensor(std::vector<int64_t>(candidates.begin(), candidates.end()), at::kLong);
+        const at::Tensor scores = at::mv(models.target_weights.lm_head.to(at::kDouble).index_select(0, tokens),
+                                         hidden.to(at::kDouble));
+        test::expect_candidate_row(p.probabilities.data() + i * test::vocab_size, tokens, scores, temperature,
+                                   p.tokens[i], "node " + std::to_string(i));
+        sequence.push_back(p.tokens[i]);
+    }
+}
+
+TEST(CodeDigitHead, ShallowCandidatesAndDigitHeadErrorsNameTheFileAndTheKey) {
+    const auto& models = test::draft_models();
+    const auto expect_error = [](const std::string& table, const std::vector<std::string>& parts) {
+        try {
+            test::DrafterPlugin drafter(table);
+            FAIL() << "accepted:\n" << table;
+        } catch (const Error& e) {
+            for (const auto& part : parts)
+                EXPECT_NE(std::string(e.what()).find(part), std::string::npos) << e.what() << "\nmissing: " << part;
+        }
+    };
+    const std::string target = "plugin = \"draft.shallow\"\nmodel = \"" + models.target.string() + "\"\n";
+    // The target has no code-digit head of its own.
+    expect_error(target + "candidates = 4\n", {"candidates", models.target.string(), "digit_head"});
+    // A file without a code-digit head's metadata (the target's own weights).
+    const std::filesystem::path weights = models.target / "model.safetensors";
+    expect_error(target + "digit_head = \"" + weights.string() + "\"\n", {"digit_head", weights.string()});
+    // A missing file is the host's error, with the key.
+    expect_error(target + "digit_head = \"" + (models.directory / "absent.safetensors").string() + "\"\n",
+                 {"digit_head", "absent.safetensors"});
 }
 
 }  // namespace

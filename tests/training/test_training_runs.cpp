@@ -17,15 +17,18 @@
 #include "hidden_state_heads.h"
 #include "error.h"
 #include "language_model_task.h"
+#include "code_digit_output.h"
 #include "losses.h"
 #include "model_directory.h"
 #include "recurrent_draft_task.h"
 #include "safetensors.h"
 #include "shallow_draft.h"
+#include "speech_token_corpus.h"
 #include "synthetic_corpus.h"
 #include "thread_policy.h"
 #include "token_groups.h"
 #include "tiny_training.h"
+#include "train_jobs.h"
 #include "trainer.h"
 
 namespace cadenza::training {
@@ -74,6 +77,15 @@ void write_trained_target(const std::filesystem::path& directory, int64_t layers
     LanguageModelTask task(tiny_config(layers), 9);
     std::ostringstream log;
     train(task, tiny_corpus(), tiny_options(300), directory, log);
+}
+
+// A task's metrics on the tenth of `corpus` that split_corpus holds out (seed 1), before training.
+template <typename Task>
+Metrics heldout_metrics(Task& task, const TokenCorpus& corpus) {
+    at::NoGradGuard no_grad;
+    Metrics metrics;
+    for (const auto& batch : evaluation_batches(split_corpus(corpus, 0.1, 1).heldout, 8, 32)) task.evaluate(batch, metrics);
+    return metrics;
 }
 
 class Training : public ::testing::Test {
@@ -213,13 +225,8 @@ TEST_F(Training, ShallowDraftKeepsFrozenLayersEqualToTheTarget) {
     TrainOptions options = tiny_options(30);
     options.lr = 2e-3;
 
-    Metrics before;
     const TokenCorpus corpus = tiny_corpus();
-    {
-        at::NoGradGuard no_grad;
-        for (const auto& batch : evaluation_batches(split_corpus(corpus, 0.1, 1).heldout, 8, 32))
-            task.evaluate(batch, before);
-    }
+    const Metrics before = heldout_metrics(task, corpus);
     std::ostringstream log;
     const TrainResult result = train(task, corpus, options, draft_dir, log);
     show("draft", before, result.heldout);
@@ -663,12 +670,7 @@ TEST_F(Training, ShallowDraftWithACodeDigitHeadLearnsAndStoresNoVocabularyHead) 
     const drafts::CodeGrid grid = tiny_grid();
     ShallowDraftTask task(target, {{0, 2}, {0, 1}}, target_dir, 0.5, &grid);
     const TokenCorpus corpus = tiny_corpus();
-    Metrics before;
-    {
-        at::NoGradGuard no_grad;
-        for (const auto& batch : evaluation_batches(split_corpus(corpus, 0.1, 1).heldout, 8, 32))
-            task.evaluate(batch, before);
-    }
+    const Metrics before = heldout_metrics(task, corpus);
     TrainOptions options = tiny_options(60);
     options.lr = 2e-3;
     std::ostringstream log;
@@ -721,6 +723,115 @@ TEST_F(Training, ShallowDraftStartsASecondPhaseFromAnEarlierDraftAndRefusesAnoth
     EXPECT_THROW(other_layers.initialize_from(draft_dir), Error);
     ShallowDraftTask vocabulary_head(target, {{0, 2}, {0, 1}}, target_dir, 0.5);
     EXPECT_THROW(vocabulary_head.initialize_from(draft_dir), Error);
+}
+
+// --train-layers none: every target layer and the final norm stay the
+// target's bit for bit, only the code-digit head learns (a head for the
+// target's own last hidden state, draft.shallow's `digit_head`).
+TEST_F(Training, ShallowDraftWithNoTrainedLayerTrainsTheHeadAloneOnTheTargetsHiddenState) {
+    const auto target_dir = fresh_directory("head-alone-target"), draft_dir = fresh_directory("head-alone");
+    write_trained_target(target_dir, 2);
+    const llama::LlamaWeights target = load_model_directory(target_dir);
+    const drafts::CodeGrid grid = tiny_grid();
+    ShallowDraftTask task(target, {{0, 1}, {}}, target_dir, 1.0, &grid);
+    for (const auto& parameter : task.parameters())
+        EXPECT_EQ(parameter.name.rfind("digits.", 0), 0u) << parameter.name << " is trained";
+    const TokenCorpus corpus = tiny_corpus();
+    const Metrics before = heldout_metrics(task, corpus);
+    TrainOptions options = tiny_options(40);
+    options.lr = 3e-3;
+    std::ostringstream log;
+    const TrainResult result = train(task, corpus, options, draft_dir, log);
+    show("head alone", before, result.heldout);
+    EXPECT_LT(result.heldout.mean("KL(target || draft)"), before.mean("KL(target || draft)"));
+    const auto trained = read_all(draft_dir / "model.safetensors");
+    const auto original = read_all(target_dir / "model.safetensors");
+    for (const auto& [name, values] : trained) {
+        if (name.rfind("digits.", 0) == 0) continue;
+        ASSERT_TRUE(original.count(name)) << name;
+        EXPECT_EQ(values, original.at(name)) << name << " moved";
+    }
+}
+
+// `cadenza model digit-head`: the factorized form of the target's table,
+// with the grid's metadata draft.shallow reads.
+TEST_F(Training, DigitHeadJobWritesTheFactorizedTableWithItsGrid) {
+    const auto target_dir = fresh_directory("digit-head-target"), out_dir = fresh_directory("digit-head");
+    write_trained_target(target_dir, 2);
+    const std::filesystem::path layout = out_dir / "layout.json";
+    SpeechTokenLayout tokens;  // the tiny grid's codes 8..31 of 32, the start and end tokens below them
+    tokens.text_token_count = 6;
+    tokens.audio_start_token = 6;
+    tokens.end_token = 7;
+    tokens.audio_token_offset = 8;
+    tokens.audio_token_count = 24;
+    std::ofstream(layout) << tokens.to_json();
+    DigitHeadJob job;
+    job.target = target_dir;
+    job.code_digits = "3,4,2";
+    job.layout = layout;
+    job.output = out_dir / "head.safetensors";
+    std::ostringstream out;
+    run_digit_head_job(job, out);
+    const safetensors::File file(job.output);
+    EXPECT_EQ(file.metadata().at("cadenza.output"), "code_digits");
+    EXPECT_EQ(file.metadata().at("cadenza.code_levels"), "3,4,2");
+    EXPECT_EQ(file.metadata().at("cadenza.code_offset"), "8");
+    const llama::LlamaWeights target = load_model_directory(target_dir);
+    const CodeDigitOutput expected = CodeDigitOutput::from_table(target.lm_head, tiny_grid());
+    const at::Tensor weight = expected.weight.contiguous(), bias = expected.bias.contiguous();
+    EXPECT_EQ(file.read_f32("digits.weight"),
+              std::vector<float>(weight.data_ptr<float>(), weight.data_ptr<float>() + weight.numel()));
+    EXPECT_EQ(file.read_f32("digits.bias"),
+              std::vector<float>(bias.data_ptr<float>(), bias.data_ptr<float>() + bias.numel()));
+    // It does not overwrite without --force, and names the file.
+    try {
+        run_digit_head_job(job, out);
+        FAIL() << "overwrote " << job.output;
+    } catch (const Error& e) {
+        EXPECT_NE(std::string(e.what()).find("--force"), std::string::npos) << e.what();
+    }
+    job.code_digits = "3,4,3";  // 36 codes: not the layout's 24
+    job.force = true;
+    EXPECT_THROW(run_digit_head_job(job, out), Error);
+}
+
+// --from: the head a --train-layers none run over every layer trained,
+// copied out alone; any other draft is refused, naming its file.
+TEST_F(Training, DigitHeadJobCopiesATrainedHeadAndRefusesOtherDrafts) {
+    const auto target_dir = fresh_directory("trained-head-target"), head_dir = fresh_directory("trained-head"),
+               partial_dir = fresh_directory("trained-head-partial"), out_dir = fresh_directory("trained-head-out");
+    write_trained_target(target_dir, 2);
+    const llama::LlamaWeights target = load_model_directory(target_dir);
+    const drafts::CodeGrid grid = tiny_grid();
+    const TokenCorpus corpus = tiny_corpus();
+    std::ostringstream log;
+    ShallowDraftTask head_alone(target, {{0, 1}, {}}, target_dir, 1.0, &grid);
+    train(head_alone, corpus, tiny_options(10), head_dir, log);
+    DigitHeadJob job;
+    job.target = target_dir;
+    job.trained_draft = head_dir;
+    job.output = out_dir / "head.safetensors";
+    std::ostringstream out;
+    run_digit_head_job(job, out);
+    const safetensors::File copied(job.output), trained(head_dir / "model.safetensors");
+    EXPECT_EQ(copied.metadata().at("cadenza.code_levels"), "3,4,2");
+    EXPECT_EQ(copied.read_f32("digits.weight"), trained.read_f32("digits.weight"));
+    EXPECT_EQ(copied.read_f32("digits.bias"), trained.read_f32("digits.bias"));
+    EXPECT_FALSE(copied.contains("model.layers.0.mlp.up_proj.weight"));
+
+    ShallowDraftTask partial(target, {{0}, {}}, target_dir, 1.0, &grid);  // one layer of two
+    train(partial, corpus, tiny_options(2), partial_dir, log);
+    job.trained_draft = partial_dir;
+    job.force = true;
+    try {
+        run_digit_head_job(job, out);
+        FAIL() << "took a head trained on one layer of two";
+    } catch (const Error& e) {
+        EXPECT_NE(std::string(e.what()).find((partial_dir / "model.safetensors").string()), std::string::npos)
+            << e.what();
+        EXPECT_NE(std::string(e.what()).find("--train-layers none"), std::string::npos) << e.what();
+    }
 }
 
 TEST(TrainLosses, MaskedCrossEntropyIgnoresUnlabelled) {
