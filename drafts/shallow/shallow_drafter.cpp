@@ -78,8 +78,8 @@
 #include "libtorch_boundary.h"
 #include "llama_model.h"
 #include "row_combinations.h"
-#include "table_candidates.h"
 #include "safetensors.h"
+#include "table_candidates.h"
 #include "torch_device.h"
 #include "weight_precision.h"
 
@@ -342,9 +342,8 @@ void reserve_logits(Session& s, int64_t count) {
         s.digit_logits = at::empty({std::max<int64_t>(count, 1), width}, options);
         s.digit_scratch.resize(static_cast<size_t>(width));
     }
-    if (d.candidates > 0)
-        s.states.resize(std::max<size_t>(s.states.size(), static_cast<size_t>(std::max<int64_t>(count, 1) *
-                                                                              d.model->config().hidden_size)));
+    const auto states = static_cast<size_t>(std::max<int64_t>(count, 1) * d.model->config().hidden_size);
+    if (d.candidates > 0 && s.states.size() < states) s.states.resize(states);
 }
 
 // Evaluates `tokens` as a chain after the committed prefix, commits them and
