@@ -51,7 +51,7 @@ struct AttentionShape {
     int64_t n, prefix, seen, capacity, dim, group, qw;
     float scale;
     const std::vector<uint8_t>& visible;  // [n, n]: which pending nodes each node sees
-    bool by_combination;  // scores as combinations of key columns (else the small-m kernel, all n nodes at once)
+    bool by_combination;  // scores as combinations of the key panels (else the small-m kernel, all n nodes at once)
     MatmulKernel kernel;
 };
 
@@ -60,7 +60,7 @@ struct AttentionShape {
 // softmax, and the weighted value rows into those heads' columns of
 // `attended` [n, qw]. `grouped` [group * n * dim] and `scores` [group * n *
 // seen] are working rows: row (j, i) is query head h * group + j of node i.
-// combine_rows over a cache's rows or columns, float32 or float16 alike.
+// combine_rows over a cache's value rows, float32 or float16 alike.
 struct CacheRows {
     const float* full = nullptr;
     const uint16_t* half = nullptr;
@@ -81,8 +81,15 @@ void attend_group(const AttentionShape& a, const KvCache& cache, int64_t layer, 
     const int64_t head_block = h * a.capacity * dim;
     const CacheRows values = cache.half() ? CacheRows{nullptr, cache.half_value_rows(layer) + head_block}
                                           : CacheRows{cache.value_rows(layer) + head_block, nullptr};
-    const CacheRows key_columns = cache.half() ? CacheRows{nullptr, cache.half_key_columns(layer) + head_block}
-                                               : CacheRows{cache.key_columns(layer) + head_block, nullptr};
+    const int64_t panel_block = h * cache.key_panels_per_head();
+    // Scores [rows, seen] of the query rows x [rows, dim] against the head's key panels.
+    auto score = [&](const float* x, int64_t rows_of_x, float* out) {
+        if (cache.half())
+            combine_half_panels(x, rows_of_x, dim, cache.half_key_panels(layer) + panel_block, dim, seen, nullptr, out,
+                                seen);
+        else
+            combine_panels(x, rows_of_x, dim, cache.key_panels(layer) + panel_block, dim, seen, nullptr, out, seen);
+    };
     if (cache.half() && !a.by_combination)
         throw sdk::Error(CDZ_STATUS_INTERNAL, "a float16 KV cache needs the AVX-512 attention");
     for (int64_t j = 0; j < group; ++j)
@@ -94,11 +101,10 @@ void attend_group(const AttentionShape& a, const KvCache& cache, int64_t layer, 
     // the bits are the same either way.
     const bool whole_group = rows == n;
     if (a.by_combination && whole_group)
-        key_columns.combine(grouped, group * n, dim, dim, a.capacity, seen, scores, seen);
+        score(grouped, group * n, scores);
     else if (a.by_combination)
         for (int64_t j = 0; j < group; ++j)
-            key_columns.combine(&grouped[(j * n + begin) * dim], rows, dim, dim, a.capacity, seen,
-                                &scores[(j * n + begin) * seen], seen);
+            score(&grouped[(j * n + begin) * dim], rows, &scores[(j * n + begin) * seen]);
     else  // one part: every row of the group at once
         small_matmul_rows(a.kernel, grouped, group * n, dim, cache.key_rows(layer) + head_block, seen, dim, nullptr,
                           scores, seen, /*split=*/false);
@@ -180,7 +186,7 @@ TreeOutput cpu_tree_pass(const LlamaWeights& w, const PanelWeights* panels, cons
                              "position beyond the rotary table (" + std::to_string(rotary.max_positions()) + ")");
     const float* cos_table = rotary.cos_table().data_ptr<float>();
     const float* sin_table = rotary.sin_table().data_ptr<float>();
-    // Scores as combinations of the key columns where that kernel is
+    // Scores as combinations of the key panels where that kernel is
     // vectorized; otherwise as the small-m matmul's dot products with the key rows.
     const bool scores_by_combination = combine_rows_vectorized();
     const auto scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(dim)));

@@ -11,7 +11,8 @@ KvCache::KvCache(const LlamaConfig& config, int64_t capacity, const at::Device& 
     : half_(precision == KvPrecision::float16),
       kv_heads_(config.num_key_value_heads),
       head_dim_(config.head_dim),
-      capacity_(capacity) {
+      capacity_(capacity),
+      panel_count_((capacity + panel_positions - 1) / panel_positions) {
     if (capacity <= 0) throw sdk::Error(CDZ_STATUS_INVALID_ARGUMENT, "the cache capacity must be positive");
     if (half_ && !device.is_cpu())
         throw sdk::Error(CDZ_STATUS_INVALID_ARGUMENT, "a float16 KV cache is for the CPU pass only");
@@ -20,7 +21,8 @@ KvCache::KvCache(const LlamaConfig& config, int64_t capacity, const at::Device& 
         keys_.push_back(at::zeros({config.num_key_value_heads, capacity, config.head_dim}, options));
         values_.push_back(at::zeros({config.num_key_value_heads, capacity, config.head_dim}, options));
         if (device.is_cpu())
-            key_columns_.push_back(at::zeros({config.num_key_value_heads, config.head_dim, capacity}, options));
+            key_panels_.push_back(
+                at::zeros({config.num_key_value_heads, panel_count_, config.head_dim, panel_positions}, options));
     }
 }
 
@@ -35,7 +37,20 @@ void KvCache::begin_pass(int64_t count) {
 void KvCache::write(int64_t layer, const at::Tensor& keys, const at::Tensor& values) {
     keys_[layer].narrow(1, length_, pending_).copy_(keys.transpose(0, 1));
     values_[layer].narrow(1, length_, pending_).copy_(values.transpose(0, 1));
-    if (!key_columns_.empty()) key_columns_[layer].narrow(2, length_, pending_).copy_(keys.permute({1, 2, 0}));
+    if (!key_panels_.empty()) write_panels(layer, length_, pending_);
+}
+
+void KvCache::write_panels(int64_t layer, int64_t first, int64_t count) {
+    auto scatter = [&](const auto* rows, auto* panels) {
+        for (int64_t h = 0; h < kv_heads_; ++h)
+            for (int64_t position = first; position < first + count; ++position)
+                for (int64_t d = 0; d < head_dim_; ++d)
+                    panels[panel_index(h, position, d)] = rows[(h * capacity_ + position) * head_dim_ + d];
+    };
+    if (half_)
+        scatter(keys_[layer].data_ptr<at::Half>(), key_panels_[layer].data_ptr<at::Half>());
+    else
+        scatter(keys_[layer].data_ptr<float>(), key_panels_[layer].data_ptr<float>());
 }
 
 void KvCache::write_node(int64_t layer, int64_t node, const float* keys, const float* values) {
@@ -48,18 +63,24 @@ void KvCache::write_node_head(int64_t layer, int64_t node, int64_t head, const f
     if (half_) {  // each entry rounded to the nearest float16
         at::Half* key_row = keys_[layer].data_ptr<at::Half>() + row;
         at::Half* value_row = values_[layer].data_ptr<at::Half>() + row;
-        at::Half* columns = key_columns_[layer].data_ptr<at::Half>();
+        at::Half* panels = key_panels_[layer].data_ptr<at::Half>();
         for (int64_t d = 0; d < head_dim_; ++d) {
             key_row[d] = at::Half(keys[d]);
             value_row[d] = at::Half(values[d]);
-            columns[(head * head_dim_ + d) * capacity_ + position] = key_row[d];
+            panels[panel_index(head, position, d)] = key_row[d];
         }
         return;
     }
-    float* columns = key_columns_[layer].data_ptr<float>();
+    float* panels = key_panels_[layer].data_ptr<float>();
     std::memcpy(keys_[layer].data_ptr<float>() + row, keys, sizeof(float) * head_dim_);
     std::memcpy(values_[layer].data_ptr<float>() + row, values, sizeof(float) * head_dim_);
-    for (int64_t d = 0; d < head_dim_; ++d) columns[(head * head_dim_ + d) * capacity_ + position] = keys[d];
+    for (int64_t d = 0; d < head_dim_; ++d) panels[panel_index(head, position, d)] = keys[d];
+}
+
+template <class T>
+void KvCache::move_panel_entries(T* panels, int64_t from, int64_t to) const {
+    for (int64_t h = 0; h < kv_heads_; ++h)
+        for (int64_t d = 0; d < head_dim_; ++d) panels[panel_index(h, to, d)] = panels[panel_index(h, from, d)];
 }
 
 at::Tensor KvCache::keys(int64_t layer) const {
@@ -89,8 +110,16 @@ void KvCache::commit(const std::vector<int64_t>& path) {
         for (size_t layer = 0; layer < keys_.size(); ++layer) {
             keys_[layer].narrow(1, length_, count).copy_(keys_[layer].index_select(1, rows));
             values_[layer].narrow(1, length_, count).copy_(values_[layer].index_select(1, rows));
-            if (!key_columns_.empty())
-                key_columns_[layer].narrow(2, length_, count).copy_(key_columns_[layer].index_select(2, rows));
+            if (key_panels_.empty()) continue;
+            // Position k's entries come from path[k] >= k, after every earlier
+            // one has moved: in order, no source is overwritten before it is read.
+            for (int64_t k = 0; k < count; ++k) {
+                if (path[k] == k) continue;
+                if (half_)
+                    move_panel_entries(key_panels_[layer].data_ptr<at::Half>(), length_ + path[k], length_ + k);
+                else
+                    move_panel_entries(key_panels_[layer].data_ptr<float>(), length_ + path[k], length_ + k);
+            }
         }
     }
     length_ += count;

@@ -1,9 +1,9 @@
 // A preallocated key/value cache for one sequence: per layer [kv_heads,
-// capacity, head_dim], on the CPU the keys also as columns [kv_heads,
-// head_dim, capacity] (only cpu_tree_pass reads them). Positions [0,
-// length) are committed; a forward pass writes its nodes after them as
-// pending; commit moves the kept nodes into place (copying only those rows
-// and columns) and forgets the rest.
+// capacity, head_dim], on the CPU the keys also as panels of 64 positions
+// [kv_heads, capacity / 64 rounded up, head_dim, 64] (only cpu_tree_pass
+// reads them). Positions [0, length) are committed; a forward pass writes
+// its nodes after them as pending; commit moves the kept nodes into place
+// (copying only those rows and columns) and forgets the rest.
 #pragma once
 
 #include <cstdint>
@@ -44,15 +44,20 @@ public:
     // key_rows(layer)[(h * capacity() + p) * head_dim].
     const float* key_rows(int64_t layer) const { return keys_[layer].data_ptr<float>(); }
     const float* value_rows(int64_t layer) const { return values_[layer].data_ptr<float>(); }
-    // The keys as columns (CPU caches only): head h's dimension d of position
-    // p at key_columns(layer)[(h * head_dim + d) * capacity() + p]. A query's
-    // scores against every position combine the rows of head h's [head_dim,
-    // capacity] block (row_combinations.h).
-    const float* key_columns(int64_t layer) const { return key_columns_[layer].data_ptr<float>(); }
+    // The keys as panels of 64 positions (CPU caches only): head h's
+    // dimension d of position p at key_panels(layer)[h * key_panels_per_head()
+    // + ((p / 64) * head_dim + d) * 64 + p % 64]. A query's scores against
+    // every position are combine_panels over head h's panels, each panel one
+    // contiguous 64 x head_dim block (a column layout [head_dim, capacity]
+    // made every dimension a stream of its own, too many for the hardware's
+    // prefetchers).
+    static constexpr int64_t panel_positions = 64;
+    const float* key_panels(int64_t layer) const { return key_panels_[layer].data_ptr<float>(); }
+    int64_t key_panels_per_head() const { return panel_count_ * head_dim_ * panel_positions; }
     // The same three for a float16 cache (IEEE binary16 bits).
     const uint16_t* half_key_rows(int64_t layer) const { return half_data(keys_[layer]); }
     const uint16_t* half_value_rows(int64_t layer) const { return half_data(values_[layer]); }
-    const uint16_t* half_key_columns(int64_t layer) const { return half_data(key_columns_[layer]); }
+    const uint16_t* half_key_panels(int64_t layer) const { return half_data(key_panels_[layer]); }
     // Writes node `node` of the pass (0 <= node < pending()) in `layer`: its
     // keys and values [kv_heads * head_dim] (CPU caches only).
     void write_node(int64_t layer, int64_t node, const float* keys, const float* values);
@@ -69,10 +74,20 @@ private:
     static const uint16_t* half_data(const at::Tensor& t) {
         return reinterpret_cast<const uint16_t*>(t.data_ptr<at::Half>());
     }
+    // Where head h's dimension d of position p lies in a layer's key panels.
+    int64_t panel_index(int64_t head, int64_t position, int64_t d) const {
+        return head * key_panels_per_head() + ((position / panel_positions) * head_dim_ + d) * panel_positions +
+               position % panel_positions;
+    }
+    // The key panels' entries of position `from` copied to position `to`, every head.
+    template <class T>
+    void move_panel_entries(T* panels, int64_t from, int64_t to) const;
+    // The key panels' entries of `count` positions from `first` on, from the key rows.
+    void write_panels(int64_t layer, int64_t first, int64_t count);
 
-    std::vector<at::Tensor> keys_, values_, key_columns_;
+    std::vector<at::Tensor> keys_, values_, key_panels_;
     bool half_ = false;
-    int64_t kv_heads_, head_dim_, capacity_;
+    int64_t kv_heads_, head_dim_, capacity_, panel_count_;
     int64_t length_ = 0;
     int64_t pending_ = 0;
 };

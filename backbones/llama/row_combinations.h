@@ -1,7 +1,8 @@
 // Rows of a combining rows of b: out row r = sum_k a[r][k] * b row k, the
 // product of a few rows of `a` with a row-major matrix b. The attention uses
-// it twice: value rows weighted by a query's probabilities, and a query's
-// scores against the keys stored as columns (KvCache::key_columns).
+// it for the value rows weighted by a query's probabilities, and, as
+// combine_panels, for a query's scores against the keys stored as panels of
+// positions (KvCache::key_panels).
 #pragma once
 
 #include <cstdint>

@@ -79,6 +79,7 @@
 #include "llama_model.h"
 #include "row_combinations.h"
 #include "safetensors.h"
+#include "small_matmul.h"
 #include "table_candidates.h"
 #include "torch_device.h"
 #include "weight_precision.h"
@@ -275,7 +276,14 @@ void session_destroy(void* session) { delete static_cast<Session*>(session); }
 void head_row(Session& s, const at::Tensor& hidden, const drafts::TokenRange& tokens, int64_t row) {
     const Drafter& d = *s.drafter;
     if (d.digits) {
-        s.digit_logits.select(0, row).copy_(at::addmv(d.digit_bias, d.digit_weight, hidden));
+        if (d.cpu) {  // a 93 x 256 product: LibTorch's call would cost more than the arithmetic
+            const int64_t rows = d.digit_weight.size(0), width = d.digit_weight.size(1);
+            small_matmul_rows(best_matmul_kernel(), hidden.data_ptr<float>(), 1, width, d.digit_weight.data_ptr<float>(),
+                              rows, width, d.digit_bias.data_ptr<float>(), s.digit_logits.data_ptr<float>() + row * rows,
+                              rows, /*split=*/false);
+        } else {
+            s.digit_logits.select(0, row).copy_(at::addmv(d.digit_bias, d.digit_weight, hidden));
+        }
         if (d.candidates > 0) {
             const int64_t width = hidden.size(0);
             const float* h = hidden.data_ptr<float>();

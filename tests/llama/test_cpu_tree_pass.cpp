@@ -319,6 +319,46 @@ TEST(CpuTreePass, AHalfKvCacheHoldsTheRoundedKeysAndValues) {
     EXPECT_LT((full_step - half_step).abs().max().item<double>(), 1e-2 * full_step.abs().max().item<double>());
 }
 
+// Every committed position's keys sit in the key panels where the layout
+// says (kv_cache.h), in float32 and float16 caches alike, after passes and
+// commits that move nodes across a panel's edge (positions 62-68).
+TEST(CpuTreePass, TheKeyPanelsHoldTheKeyRowsAfterCommitsAcrossAPanelsEdge) {
+    c10::InferenceMode inference;
+    const llama::LlamaConfig config = test::tiny_llasa_config();
+    LlamaModel model(llama::LlamaWeights::random(config, 51, at::kCPU), 256);
+    if (!model.pack_panels()) GTEST_SKIP() << "no AVX-512 panels on this CPU";
+    for (const auto precision : {llama::KvPrecision::float32, llama::KvPrecision::float16}) {
+        const bool half = precision == llama::KvPrecision::float16;
+        SCOPED_TRACE(half ? "float16" : "float32");
+        KvCache cache(config, 150, at::kCPU, precision);
+        std::mt19937 random(53);
+        const Tree prompt = random_chain(random, 62, config.vocab_size);
+        model.forward_tree(cache, prompt.tokens, prompt.parents, 0);
+        cache.commit(every_node(prompt));
+        const std::vector<int32_t> parents{-1, 0, 0, 1, 2, 3, 4};  // two branches
+        model.forward_tree(cache, {5, 6, 7, 8, 9, 10, 11}, parents, 0);
+        cache.commit({0, 2, 4, 6});  // from positions 62, 64, 66, 68 to 62..65
+        model.forward_tree(cache, {12, 13, 14}, {-1, -1, 0}, 0);
+        cache.commit({1, 2});
+        ASSERT_EQ(cache.length(), 68);
+        const int64_t heads = config.num_key_value_heads, dim = config.head_dim;
+        const int64_t panel = KvCache::panel_positions;
+        for (int64_t layer = 0; layer < config.num_hidden_layers; ++layer) {
+            const at::Tensor rows = cache.keys(layer);  // [heads, length, dim], float32
+            for (int64_t h = 0; h < heads; ++h)
+                for (int64_t p = 0; p < cache.length(); ++p)
+                    for (int64_t d = 0; d < dim; ++d) {
+                        const int64_t at = h * cache.key_panels_per_head() + ((p / panel) * dim + d) * panel + p % panel;
+                        const float in_panel = half ? static_cast<float>(c10::Half(cache.half_key_panels(layer)[at],
+                                                                                   c10::Half::from_bits()))
+                                                    : cache.key_panels(layer)[at];
+                        ASSERT_EQ(in_panel, rows[h][p][d].item<float>())
+                            << "layer " << layer << ", head " << h << ", position " << p << ", dimension " << d;
+                    }
+        }
+    }
+}
+
 TEST(CpuTreePass, PositionsBeyondTheRotaryTableAreRefused) {
     c10::InferenceMode inference;
     const llama::LlamaConfig config = test::tiny_llasa_config();
