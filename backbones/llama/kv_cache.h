@@ -3,7 +3,7 @@
 // [kv_heads, capacity / 64 rounded up, head_dim, 64] (only cpu_tree_pass
 // reads them). Positions [0, length) are committed; a forward pass writes
 // its nodes after them as pending; commit moves the kept nodes into place
-// (copying only those rows and columns) and forgets the rest.
+// (copying only those rows and panel entries) and forgets the rest.
 #pragma once
 
 #include <cstdint>
