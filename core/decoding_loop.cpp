@@ -259,6 +259,15 @@ const float* DecodingLoop::target_row(size_t row) {
     return out;
 }
 
+int32_t DecodingLoop::sample_target_token() {
+    target_.resize(vocab_);
+    try {
+        return static_cast<int32_t>(sample_token(sampling_, logits_, target_.data(), vocab_, stages_.sampling_rng));
+    } catch (const Error& e) {  // NaN logits: say whose
+        throw Error(e.code(), stages_.backbone->name() + ": " + e.what());
+    }
+}
+
 const float* DecodingLoop::lend_target_row(void* loop, int32_t row) noexcept {
     auto& self = *static_cast<DecodingLoop*>(loop);
     try {
@@ -282,7 +291,7 @@ StepResult DecodingLoop::step() {
         const size_t rows = 1 + static_cast<size_t>(tree ? tree->node_count : 0);
         if (rows_on_demand)
             prepare_target_rows(rows);
-        else
+        else if (stages_.acceptor)
             target = target_probabilities(rows);
     } else {
         // The unevaluated tokens first, so the drafter sees the hidden state
@@ -328,7 +337,7 @@ StepResult DecodingLoop::step() {
             }
             throw_if_error(status, stages_.acceptor->name() + (accept_session_ ? ": session_accept" : ": accept"));
         } else {
-            emitted_[0] = static_cast<int32_t>(sample_index(stages_.sampling_rng, target, vocab_));
+            emitted_[0] = sample_target_token();
             result.emitted_count = 1;
         }
     }

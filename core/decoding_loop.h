@@ -62,6 +62,9 @@ private:
     // reads them through cdz_accept_input.target_row): prepare, then row by row.
     void prepare_target_rows(size_t rows);
     const float* target_row(size_t row);
+    // Without an acceptor: the token drawn from row 0's distribution, as
+    // sample_index would from target_probabilities(1), reading only its nucleus.
+    int32_t sample_target_token();
     // cdz_accept_input.target_row: NULL when the row cannot be computed, the
     // reason kept in target_row_failure_ (exceptions stay on this side).
     static const float* lend_target_row(void* loop, int32_t row) noexcept;

@@ -93,20 +93,23 @@ struct NucleusLimit {
     }
 };
 
-// Zeroes the allowed tokens outside w.likely[0, kept) and returns the kept
-// mass, summed in index order (as a pass over the whole row would).
+// The mass of w.likely[0, kept) (indices, ascending), summed in index order
+// as a pass over the whole row would.
+double mass_of_kept(const float* probabilities, const Workspace& w, size_t kept) {
+    double mass = 0.0;
+    for (size_t r = 0; r < kept; ++r) mass += probabilities[w.likely[r]];
+    return mass;
+}
+
+// Zeroes the allowed tokens outside w.likely[0, kept) (indices, ascending)
+// and returns their mass.
 double keep_only(const AllowedTokens& allowed, float* probabilities, Workspace& w, size_t kept) {
-    std::sort(w.likely.begin(), w.likely.begin() + static_cast<std::ptrdiff_t>(kept));
     w.kept_values.resize(kept);
     for (size_t r = 0; r < kept; ++r) w.kept_values[r] = probabilities[w.likely[r]];
     allowed.for_each_run(
         [&](int64_t first, int64_t count) { std::fill(probabilities + first, probabilities + first + count, 0.0f); });
-    double kept_mass = 0.0;
-    for (size_t r = 0; r < kept; ++r) {
-        probabilities[w.likely[r]] = w.kept_values[r];
-        kept_mass += w.kept_values[r];
-    }
-    return kept_mass;
+    for (size_t r = 0; r < kept; ++r) probabilities[w.likely[r]] = w.kept_values[r];
+    return mass_of_kept(probabilities, w, kept);
 }
 
 // The nucleus from the tokens with at least 1/4096 of the mass alone (at most
@@ -115,8 +118,10 @@ double keep_only(const AllowedTokens& allowed, float* probabilities, Workspace& 
 // result is the sorted definition's. Nothing when it does not stop there.
 constexpr double likely_share = 1.0 / 4096.0;
 
-std::optional<double> keep_nucleus_among_likely(const AllowedTokens& allowed, float* probabilities, double total,
-                                                const NucleusLimit& limit) {
+// Leaves the kept tokens' indices ascending in workspace().likely[0, kept)
+// and returns kept.
+std::optional<size_t> nucleus_among_likely(const AllowedTokens& allowed, const float* probabilities, double total,
+                                           const NucleusLimit& limit) {
     if (allowed.end > static_cast<int64_t>(UINT32_MAX)) return std::nullopt;  // indices fill the keys' low half
     Workspace& w = workspace();
     const auto floor = static_cast<float>(total * likely_share);
@@ -146,7 +151,8 @@ std::optional<double> keep_nucleus_among_likely(const AllowedTokens& allowed, fl
         cumulative += probabilities[w.likely[kept++] & 0xffffffffu];
     if (!limit.reached(static_cast<int64_t>(kept), cumulative)) return std::nullopt;
     for (size_t r = 0; r < kept; ++r) w.likely[r] &= 0xffffffffu;
-    return keep_only(allowed, probabilities, w, kept);
+    std::sort(w.likely.begin(), w.likely.begin() + static_cast<std::ptrdiff_t>(kept));
+    return kept;
 }
 
 // Keeps the top_k most likely tokens, then the fewest of them whose mass
@@ -155,8 +161,8 @@ std::optional<double> keep_nucleus_among_likely(const AllowedTokens& allowed, fl
 // kept mass.
 double keep_nucleus(const AllowedTokens& allowed, float* probabilities, double total, int64_t keep_k, double top_p) {
     const NucleusLimit limit{keep_k, top_p, top_p * total};
-    if (const std::optional<double> kept_mass = keep_nucleus_among_likely(allowed, probabilities, total, limit))
-        return *kept_mass;
+    if (const std::optional<size_t> kept = nucleus_among_likely(allowed, probabilities, total, limit))
+        return keep_only(allowed, probabilities, workspace(), *kept);
     // A flat distribution: buckets of the whole vocabulary.
     Workspace& w = workspace();
     w.mass.fill(0.0);
@@ -204,29 +210,25 @@ double keep_nucleus(const AllowedTokens& allowed, float* probabilities, double t
     return total;
 }
 
-}  // namespace
+// Temperature 0: all mass on the first allowed argmax.
+void one_hot_argmax(const AllowedTokens& allowed, const float* logits, float* probabilities) {
+    int64_t best = -1;
+    bool any_nan = false;
+    allowed.for_each([&](int64_t i) {
+        any_nan |= std::isnan(logits[i]);
+        if (best < 0 || logits[i] > logits[best]) best = i;
+    });
+    // Every comparison with NaN is false: without this check NaN logits
+    // pick the first allowed token, which is the end of speech.
+    if (any_nan || !std::isfinite(logits[best]))
+        throw Error(CDZ_STATUS_INVALID_ARGUMENT, "sampling: the logits are not finite numbers (NaN or infinity)");
+    probabilities[best] = 1.0f;
+}
 
-void sampling_probabilities(const cdz_sampling& sampling, const float* logits, float* probabilities,
-                            int64_t count) {
-    check_settings(sampling, count);
-    const AllowedTokens allowed = allowed_tokens(sampling, count);
-    std::fill(probabilities, probabilities + count, 0.0f);
-
-    if (sampling.temperature == 0.0) {
-        int64_t best = -1;
-        bool any_nan = false;
-        allowed.for_each([&](int64_t i) {
-            any_nan |= std::isnan(logits[i]);
-            if (best < 0 || logits[i] > logits[best]) best = i;
-        });
-        // Every comparison with NaN is false: without this check NaN logits
-        // pick the first allowed token, which is the end of speech.
-        if (any_nan || !std::isfinite(logits[best]))
-            throw Error(CDZ_STATUS_INVALID_ARGUMENT, "sampling: the logits are not finite numbers (NaN or infinity)");
-        probabilities[best] = 1.0f;
-        return;
-    }
-
+// exp((logit - max) / temperature) over the allowed runs (the rest of
+// `probabilities` untouched); returns their sum.
+double tempered_exponentials(const cdz_sampling& sampling, const AllowedTokens& allowed, const float* logits,
+                             float* probabilities) {
     float max_logit = -std::numeric_limits<float>::infinity();
     allowed.for_each_run([&](int64_t first, int64_t n) {
         const float run_max = row_max(logits + first, n);
@@ -242,13 +244,62 @@ void sampling_probabilities(const cdz_sampling& sampling, const float* logits, f
     });
     if (!std::isfinite(total))
         throw Error(CDZ_STATUS_INVALID_ARGUMENT, "sampling: the logits are not finite numbers (NaN)");
+    return total;
+}
 
-    const int64_t keep_k = sampling.top_k > 0 && sampling.top_k < count ? sampling.top_k : count;
+int64_t nucleus_size_limit(const cdz_sampling& sampling, int64_t count) {
+    return sampling.top_k > 0 && sampling.top_k < count ? sampling.top_k : count;
+}
+
+}  // namespace
+
+void sampling_probabilities(const cdz_sampling& sampling, const float* logits, float* probabilities,
+                            int64_t count) {
+    check_settings(sampling, count);
+    const AllowedTokens allowed = allowed_tokens(sampling, count);
+    std::fill(probabilities, probabilities + count, 0.0f);
+    if (sampling.temperature == 0.0) {
+        one_hot_argmax(allowed, logits, probabilities);
+        return;
+    }
+    double total = tempered_exponentials(sampling, allowed, logits, probabilities);
+    const int64_t keep_k = nucleus_size_limit(sampling, count);
     if (keep_k < count || sampling.top_p < 1.0)
         total = keep_nucleus(allowed, probabilities, total, keep_k, sampling.top_p);
 
     const float scale = static_cast<float>(1.0 / total);
     allowed.for_each([&](int64_t i) { probabilities[i] *= scale; });
+}
+
+int64_t sample_token(const cdz_sampling& sampling, const float* logits, float* scratch, int64_t count,
+                     cdz_rng& rng) {
+    check_settings(sampling, count);
+    const AllowedTokens allowed = allowed_tokens(sampling, count);
+    const int64_t keep_k = nucleus_size_limit(sampling, count);
+    if (sampling.temperature > 0.0 && (keep_k < count || sampling.top_p < 1.0)) {
+        const double total = tempered_exponentials(sampling, allowed, logits, scratch);
+        const NucleusLimit limit{keep_k, sampling.top_p, sampling.top_p * total};
+        if (const std::optional<size_t> kept = nucleus_among_likely(allowed, scratch, total, limit)) {
+            // The kept entries of sampling_probabilities' row, and the draw
+            // sample_index would make from it.
+            Workspace& w = workspace();
+            const auto n = static_cast<int64_t>(*kept);
+            const float scale = static_cast<float>(1.0 / mass_of_kept(scratch, w, *kept));
+            w.kept_values.resize(*kept);
+            for (size_t r = 0; r < *kept; ++r) w.kept_values[r] = scratch[w.likely[r]] * scale;
+            const auto* indices = reinterpret_cast<const int64_t*>(w.likely.data());
+            const double target =
+                random_stream_uniform(rng) * sparse_row_sum(indices, w.kept_values.data(), n, count);
+            double cumulative = 0.0;
+            for (int64_t r = 0; r < n; ++r) {
+                cumulative += w.kept_values[static_cast<size_t>(r)];
+                if (target < cumulative) return indices[r];
+            }
+            return indices[n - 1];
+        }
+    }
+    sampling_probabilities(sampling, logits, scratch, count);
+    return sample_index(rng, scratch, count);
 }
 
 void keep_sampling_nucleus(const cdz_sampling& sampling, float* probabilities, int64_t count) {

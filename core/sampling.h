@@ -37,4 +37,12 @@ bool is_audio_token(const cdz_backbone_info& info, int64_t token);
 // index with non-zero probability.
 int64_t sample_index(cdz_rng& rng, const float* probabilities, int64_t count);
 
+// sample_index(rng, row) of the row sampling_probabilities would write for
+// `logits`, the same index from the same one uniform, without that row:
+// with top-k or top-p the draw reads only the nucleus (a plain decoding
+// step's sampling, no acceptor reading its rows). `scratch` holds `count`
+// floats and is left unspecified.
+int64_t sample_token(const cdz_sampling& sampling, const float* logits, float* scratch, int64_t count,
+                     cdz_rng& rng);
+
 }  // namespace cadenza

@@ -2,8 +2,8 @@
 
 #include <limits>
 
-#if defined(__SSE2__)
-#include <emmintrin.h>
+#if defined(__x86_64__)
+#include <immintrin.h>
 #endif
 
 namespace cadenza {
@@ -37,11 +37,22 @@ inline float exp_polynomial(float x) {
 
 }  // namespace
 
-float row_max(const float* values, int64_t count) {
+// The clones below are chosen when the library loads: one per instruction
+// set, each rounding alike (no FMA: -ffp-contract=off), so that a seed draws
+// the same tokens on any x86-64.
+#if defined(__x86_64__) && defined(__GNUC__)
+#define CADENZA_ROW_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define CADENZA_ROW_CLONES
+#endif
+
+namespace {
+
+// max(v, m) is m where v is NaN, as the scalar select: a NaN is skipped.
+float row_max_sse2(const float* values, int64_t count) {
     float best = -std::numeric_limits<float>::infinity();
     int64_t i = 0;
 #if defined(__SSE2__)
-    // max_ps(v, m) is m where v is NaN, as the scalar select below.
     __m128 m0 = _mm_set1_ps(best), m1 = m0;
     for (; i + 8 <= count; i += 8) {
         m0 = _mm_max_ps(_mm_loadu_ps(values + i), m0);
@@ -55,12 +66,34 @@ float row_max(const float* values, int64_t count) {
     return best;
 }
 
-// One clone per instruction set, chosen when the library loads; no FMA
-// (-ffp-contract=off), so every clone rounds alike and a seed draws the same
-// tokens on any x86-64.
 #if defined(__x86_64__) && defined(__GNUC__)
-__attribute__((target_clones("avx512f", "avx2", "default")))
+__attribute__((target("avx512f"))) float row_max_avx512(const float* values, int64_t count) {
+    float best = -std::numeric_limits<float>::infinity();
+    __m512 m = _mm512_set1_ps(best);
+    int64_t i = 0;
+    for (; i + 16 <= count; i += 16) m = _mm512_max_ps(_mm512_loadu_ps(values + i), m);
+    if (i < count) {  // the last partial block, its missing lanes -infinity
+        const auto rest = static_cast<__mmask16>((1u << (count - i)) - 1u);
+        m = _mm512_max_ps(_mm512_mask_loadu_ps(_mm512_set1_ps(best), rest, values + i), m);
+    }
+    alignas(64) float lanes[16];
+    _mm512_store_ps(lanes, m);
+    for (float lane : lanes) best = lane > best ? lane : best;
+    return best;
+}
 #endif
+
+}  // namespace
+
+float row_max(const float* values, int64_t count) {
+#if defined(__x86_64__) && defined(__GNUC__)
+    static const bool avx512 = (__builtin_cpu_init(), __builtin_cpu_supports("avx512f"));
+    if (avx512) return row_max_avx512(values, count);
+#endif
+    return row_max_sse2(values, count);
+}
+
+CADENZA_ROW_CLONES
 void exponentiate_row(const float* logits, float* out, int64_t count, float shift, float scale) {
     for (int64_t i = 0; i < count; ++i) out[i] = exp_polynomial((logits[i] - shift) * scale);
 }
@@ -76,23 +109,27 @@ bool row_is_nonnegative_finite(const float* values, int64_t count) {
     return bad == 0;
 }
 
+// Partial sum j takes the entries i % 8 == j of the whole blocks of eight,
+// in order; they are combined as ((0 + 2) + (4 + 6)) + ((1 + 3) + (5 + 7)),
+// then the last count % 8 entries are added in order. Every clone adds alike.
+CADENZA_ROW_CLONES
 double row_sum(const float* values, int64_t count) {
-    double total = 0.0;
+    double lanes[8] = {};
     int64_t i = 0;
-#if defined(__SSE2__)
-    __m128d s0 = _mm_setzero_pd(), s1 = s0, s2 = s0, s3 = s0;
-    for (; i + 8 <= count; i += 8) {
-        const __m128 low = _mm_loadu_ps(values + i), high = _mm_loadu_ps(values + i + 4);
-        s0 = _mm_add_pd(s0, _mm_cvtps_pd(low));
-        s1 = _mm_add_pd(s1, _mm_cvtps_pd(_mm_movehl_ps(low, low)));
-        s2 = _mm_add_pd(s2, _mm_cvtps_pd(high));
-        s3 = _mm_add_pd(s3, _mm_cvtps_pd(_mm_movehl_ps(high, high)));
-    }
-    alignas(16) double lanes[2];
-    _mm_store_pd(lanes, _mm_add_pd(_mm_add_pd(s0, s1), _mm_add_pd(s2, s3)));
-    total = lanes[0] + lanes[1];
-#endif
+    for (; i + 8 <= count; i += 8)
+        for (int j = 0; j < 8; ++j) lanes[j] += static_cast<double>(values[i + j]);
+    double total = ((lanes[0] + lanes[2]) + (lanes[4] + lanes[6])) + ((lanes[1] + lanes[3]) + (lanes[5] + lanes[7]));
     for (; i < count; ++i) total += values[i];
+    return total;
+}
+
+double sparse_row_sum(const int64_t* indices, const float* values, int64_t n, int64_t count) {
+    const int64_t blocks_end = count / 8 * 8;
+    double lanes[8] = {};
+    int64_t k = 0;
+    for (; k < n && indices[k] < blocks_end; ++k) lanes[indices[k] % 8] += static_cast<double>(values[k]);
+    double total = ((lanes[0] + lanes[2]) + (lanes[4] + lanes[6])) + ((lanes[1] + lanes[3]) + (lanes[5] + lanes[7]));
+    for (; k < n; ++k) total += values[k];
     return total;
 }
 

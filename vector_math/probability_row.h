@@ -10,6 +10,7 @@ namespace cadenza {
 
 // The largest of values[0, count); -infinity for count 0. A NaN is skipped
 // unless every value is NaN (callers test the result for finiteness).
+// AVX-512 where the CPU has it, else SSE2 (the loop alone does not vectorize).
 float row_max(const float* values, int64_t count);
 
 // out[i] = exp((logits[i] - shift) * scale) for i in [0, count). exp is a
@@ -22,5 +23,10 @@ bool row_is_nonnegative_finite(const float* values, int64_t count);
 
 // The sum of values[0, count) in double, in eight independent partial sums.
 double row_sum(const float* values, int64_t count);
+
+// What row_sum returns for a row of `count` entries that are zero except
+// values[k] at indices[k] (k < n, indices ascending), bit for bit: the same
+// partial sums, each fed in index order. Reads only the n entries.
+double sparse_row_sum(const int64_t* indices, const float* values, int64_t n, int64_t count);
 
 }  // namespace cadenza

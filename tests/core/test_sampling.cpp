@@ -132,6 +132,39 @@ TEST(Sampling, TheNucleusOfATemperedDistributionIsSamplingsRule) {
     EXPECT_THROW(keep_sampling_nucleus(settings(1.0, 0, 0.5), empty.data(), 4), Error);
 }
 
+TEST(SampleToken, DrawsWhatSampleIndexDrawsFromTheSamplingRow) {
+    // The same token from the same uniform, peaked and flat rows, with and
+    // without a nucleus, the extra token before the range or in row_sum's tail.
+    std::mt19937 generator(11);
+    std::normal_distribution<float> normal(0.0f, 3.0f);
+    std::uniform_int_distribution<int> coarse(-4, 4);
+    std::vector<float> p, scratch;
+    for (int trial = 0; trial < 300; ++trial) {
+        const int64_t count = trial % 3 == 2 ? 37 : 8252;
+        std::vector<float> logits(static_cast<size_t>(count));
+        for (float& l : logits) l = trial % 5 == 0 ? static_cast<float>(coarse(generator)) : normal(generator);
+        const double temperature = trial % 11 == 0 ? 0.0 : 0.3 + 0.1 * (trial % 10);
+        cdz_sampling s = settings(temperature, trial % 4 == 0 ? 1 + trial % 50 : 0, trial % 6 == 0 ? 1.0 : 0.9);
+        if (trial % 2) s = restrict_sampling(s, 0, count - 2, count - 1);
+        if (trial % 7 == 0) s = restrict_sampling(s, count / 4, count - 3, 1);
+        p.resize(logits.size());
+        sampling_probabilities(s, logits.data(), p.data(), count);
+        for (uint64_t seed = 1; seed <= 25; ++seed) {
+            cdz_rng from_row{}, from_logits{};
+            random_stream_seed(from_row, seed);
+            random_stream_seed(from_logits, seed);
+            scratch.assign(logits.size(), -1.0f);
+            const int64_t expected = sample_index(from_row, p.data(), count);
+            ASSERT_EQ(sample_token(s, logits.data(), scratch.data(), count, from_logits), expected)
+                << "trial " << trial << " seed " << seed;
+            ASSERT_EQ(random_stream_next(from_logits), random_stream_next(from_row)) << "one uniform each";
+        }
+    }
+    std::vector<float> bad{0.0f, std::numeric_limits<float>::quiet_NaN()};
+    cdz_rng rng{};
+    EXPECT_THROW(sample_token(settings(1.0, 0, 0.9), bad.data(), scratch.data(), 2, rng), Error);
+}
+
 TEST(Sampling, NonFiniteLogitsAreErrors) {
     std::vector<float> logits{0.0f, std::numeric_limits<float>::quiet_NaN(), 1.0f}, p(3);
     EXPECT_THROW(sampling_probabilities(settings(1.0, 0, 0.9), logits.data(), p.data(), 3), Error);
@@ -203,6 +236,30 @@ TEST(ProbabilityRow, MaximumSumAndValidityOverEveryLength) {
     }
     EXPECT_EQ(row_max(nullptr, 0), -inf);
     EXPECT_EQ(row_sum(nullptr, 0), 0.0);
+}
+
+TEST(ProbabilityRow, TheSparseSumIsTheDenseRowsSumBitForBit) {
+    // Values across 30 orders of magnitude: any other order of additions
+    // rounds differently.
+    std::mt19937 generator(3);
+    std::normal_distribution<float> exponent(0.0f, 12.0f);
+    std::uniform_real_distribution<double> density(0.001, 0.6);
+    for (int64_t count : {1, 5, 8, 9, 15, 37, 64, 1000, 8252}) {
+        for (int trial = 0; trial < 40; ++trial) {
+            std::vector<float> dense(static_cast<size_t>(count), 0.0f), values;
+            std::vector<int64_t> indices;
+            std::bernoulli_distribution kept(density(generator));
+            for (int64_t i = 0; i < count; ++i) {
+                if (!kept(generator)) continue;
+                dense[static_cast<size_t>(i)] = std::exp2(exponent(generator));
+                indices.push_back(i);
+                values.push_back(dense[static_cast<size_t>(i)]);
+            }
+            ASSERT_EQ(sparse_row_sum(indices.data(), values.data(), static_cast<int64_t>(values.size()), count),
+                      row_sum(dense.data(), count))
+                << count << " entries, " << values.size() << " kept";
+        }
+    }
 }
 
 TEST(RandomStream, OneSeedGivesOneSequenceAndStagesDiffer) {
