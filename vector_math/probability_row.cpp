@@ -69,12 +69,15 @@ float row_max_sse2(const float* values, int64_t count) {
 #if defined(__x86_64__) && defined(__GNUC__)
 __attribute__((target("avx512f"))) float row_max_avx512(const float* values, int64_t count) {
     float best = -std::numeric_limits<float>::infinity();
+    // max(v, m) on all 16 lanes; the masked form because GCC 12 warns that
+    // _mm512_max_ps's own placeholder operand is uninitialized.
+    constexpr __mmask16 all = 0xffff;
     __m512 m = _mm512_set1_ps(best);
     int64_t i = 0;
-    for (; i + 16 <= count; i += 16) m = _mm512_max_ps(_mm512_loadu_ps(values + i), m);
+    for (; i + 16 <= count; i += 16) m = _mm512_maskz_max_ps(all, _mm512_loadu_ps(values + i), m);
     if (i < count) {  // the last partial block, its missing lanes -infinity
         const auto rest = static_cast<__mmask16>((1u << (count - i)) - 1u);
-        m = _mm512_max_ps(_mm512_mask_loadu_ps(_mm512_set1_ps(best), rest, values + i), m);
+        m = _mm512_maskz_max_ps(all, _mm512_mask_loadu_ps(_mm512_set1_ps(best), rest, values + i), m);
     }
     alignas(64) float lanes[16];
     _mm512_store_ps(lanes, m);
@@ -109,16 +112,26 @@ bool row_is_nonnegative_finite(const float* values, int64_t count) {
     return bad == 0;
 }
 
+namespace {
+
+// row_sum's eight partial sums, combined in the order its SSE2 registers
+// once added them (every result since depends on it).
+inline double combine_partial_sums(const double lanes[8]) {
+    return ((lanes[0] + lanes[2]) + (lanes[4] + lanes[6])) + ((lanes[1] + lanes[3]) + (lanes[5] + lanes[7]));
+}
+
+}  // namespace
+
 // Partial sum j takes the entries i % 8 == j of the whole blocks of eight,
-// in order; they are combined as ((0 + 2) + (4 + 6)) + ((1 + 3) + (5 + 7)),
-// then the last count % 8 entries are added in order. Every clone adds alike.
+// in order; after combine_partial_sums the last count % 8 entries are added
+// in order. Every clone adds alike.
 CADENZA_ROW_CLONES
 double row_sum(const float* values, int64_t count) {
     double lanes[8] = {};
     int64_t i = 0;
     for (; i + 8 <= count; i += 8)
         for (int j = 0; j < 8; ++j) lanes[j] += static_cast<double>(values[i + j]);
-    double total = ((lanes[0] + lanes[2]) + (lanes[4] + lanes[6])) + ((lanes[1] + lanes[3]) + (lanes[5] + lanes[7]));
+    double total = combine_partial_sums(lanes);
     for (; i < count; ++i) total += values[i];
     return total;
 }
@@ -128,7 +141,7 @@ double sparse_row_sum(const int64_t* indices, const float* values, int64_t n, in
     double lanes[8] = {};
     int64_t k = 0;
     for (; k < n && indices[k] < blocks_end; ++k) lanes[indices[k] % 8] += static_cast<double>(values[k]);
-    double total = ((lanes[0] + lanes[2]) + (lanes[4] + lanes[6])) + ((lanes[1] + lanes[3]) + (lanes[5] + lanes[7]));
+    double total = combine_partial_sums(lanes);
     for (; k < n; ++k) total += values[k];
     return total;
 }
