@@ -77,6 +77,9 @@ PipelineFigures compute_figures(const PipelineRun& run, const PipelineRun& basel
     f.step_pass_ms = step_pass_ms(s);
     const double plain_step_ms = baseline.has_drafter ? 0.0 : step_pass_ms(baseline.stats);
     f.step_pass_relative = plain_step_ms > 0 ? f.step_pass_ms / plain_step_ms : 0.0;
+    const int64_t later_proposals = s.draft_passes() - s.first_draft_passes();
+    if (later_proposals > 0) f.proposal_ms = 1e3 * (s.draft_seconds - s.first_draft_seconds) / later_proposals;
+    if (s.first_draft_passes() > 0) f.first_proposal_ms = 1e3 * s.first_draft_seconds / s.first_draft_passes();
     const double one = cost_at(run.costs, 1);
     if (one <= 0) return f;
     f.one_pass_rate_share = f.tokens_per_second * one;
@@ -99,8 +102,13 @@ PipelineFigures compute_figures(const PipelineRun& run, const PipelineRun& basel
     const double step_cost = f.verify_relative_cost + f.draft_depth_per_step * f.draft_relative_cost;
     f.decode_ceiling = f.mean_accepted_length / step_cost;
     f.prefill_per_token = s.tokens_generated() > 0 ? s.prefill_seconds / s.tokens_generated() / one : 0.0;
+    const double first_beyond_later =
+        s.first_draft_seconds - static_cast<double>(s.first_draft_passes()) * f.proposal_ms * 1e-3;
+    if (later_proposals > 0 && s.tokens_generated() > 0)
+        f.draft_prompt_per_token = std::max(0.0, first_beyond_later) / s.tokens_generated() / one;
     f.ceiling = f.mean_accepted_length > 0
-                    ? (f.prefill_per_token + 1.0) / (f.prefill_per_token + step_cost / f.mean_accepted_length)
+                    ? (f.prefill_per_token + 1.0) /
+                          (f.prefill_per_token + f.draft_prompt_per_token + step_cost / f.mean_accepted_length)
                     : 0.0;
     f.realized = f.ceiling > 0 ? f.speedup / f.ceiling : 0.0;
     return f;
@@ -180,6 +188,17 @@ void print_bench_details(std::ostream& out, const std::vector<PipelineRun>& runs
         if (figures[i].step_pass_relative > 0) out << " (" << fixed(figures[i].step_pass_relative, 2) << ")";
         out << "; modeled " << fixed(figures[i].verify_relative_cost, 2) << "\n";
     }
+    bool proposal_heading = false;
+    for (size_t i = 0; i < runs.size(); ++i) {
+        if (!runs[i].has_drafter || runs[i].stats.draft_passes() == 0) continue;
+        if (!proposal_heading)
+            out << "\nthe drafter's proposals in the loop (the first of each synthesis apart: a drafter with its own "
+                   "cache reads the prompt in it; modeled: the cost model's proposal above)\n";
+        proposal_heading = true;
+        out << "  " << std::left << std::setw(22) << runs[i].name.substr(0, 21) << std::right
+            << fixed(figures[i].proposal_ms, 3) << " ms each; modeled " << fixed(runs[i].costs.draft_seconds * 1e3, 3)
+            << " ms; the first of each synthesis " << fixed(figures[i].first_proposal_ms, 3) << " ms\n";
+    }
     bool plain_heading = false;
     for (size_t i = 0; i < runs.size(); ++i) {
         if (runs[i].has_drafter || figures[i].one_pass_rate_share <= 0) continue;
@@ -204,15 +223,17 @@ void print_bench_details(std::ostream& out, const std::vector<PipelineRun>& runs
             << ", handing audio to the codec in the loop " << share(s.audio_wait_seconds)
             << ", the audio after the loop " << share(s.audio_finish_seconds) << ", the rest " << share(rest) << "\n";
     }
-    out << "\nceiling = (p + 1) / (p + D / E): E the mean accepted length, D = cost(nodes + 1) / cost(1) x (the "
+    out << "\nceiling = (p + 1) / (p + q + D / E): E the mean accepted length, D = cost(nodes + 1) / cost(1) x (the "
            "step's pass after a proposal / alone) + depth * draft / target with nodes and depth as the loop drafted "
            "them (the pass's cost averaged over the steps, the levels per step), p the prompts' prefill per "
-           "generated token in one-token passes (the same work in every pipeline, which no draft removes); the "
+           "generated token in one-token passes (the same work in every pipeline, which no draft removes), q the "
+           "drafter's reading of the prompts per generated token in one-token passes (each synthesis's first "
+           "proposal beyond the loop's other proposals: a drafter with its own cache reads the prompt there); the "
            "steps alone, E / D, are decode_ceiling in the JSON and CSV\n";
     for (size_t i = 0; i < runs.size(); ++i)
         out << "  " << std::left << std::setw(22) << runs[i].name.substr(0, 21) << std::right
-            << "p = " << fixed(figures[i].prefill_per_token, 3) << ", E / D = " << fixed(figures[i].decode_ceiling, 2)
-            << "x\n";
+            << "p = " << fixed(figures[i].prefill_per_token, 3) << ", q = " << fixed(figures[i].draft_prompt_per_token, 3)
+            << ", E / D = " << fixed(figures[i].decode_ceiling, 2) << "x\n";
     out << "realized = speedup / ceiling\n";
 }
 
@@ -234,7 +255,7 @@ std::string bench_csv(const std::vector<PipelineRun>& runs, const std::vector<Pi
     csv << "pipeline,file,tokens,steps,tokens_per_second,speedup,mean_accepted_length,target_passes_per_token,"
            "audio_seconds,wall_seconds,real_time_factor_audio_s_per_wall_s,ceiling,realized_fraction,"
            "draft_share,verify_share,accept_share,loop_seconds,loop_overhead_share,codec_seconds,decode_ceiling,"
-           "prefill_passes_per_token,draft_levels_per_step,draft_relative_cost_per_level";
+           "prefill_passes_per_token,draft_levels_per_step,draft_relative_cost_per_level,draft_prompt_passes_per_token";
     for (const auto& column : extra) csv << ',' << csv_field(column.header);
     csv << '\n';
     for (size_t i = 0; i < runs.size(); ++i) {
@@ -249,7 +270,7 @@ std::string bench_csv(const std::vector<PipelineRun>& runs, const std::vector<Pi
             << share(s.verify_seconds) << ',' << share(s.accept_seconds) << ',' << number(s.loop_seconds) << ','
             << share(s.loop_overhead_seconds()) << ',' << number(s.codec_seconds) << ',' << number(f.decode_ceiling)
             << ',' << number(f.prefill_per_token) << ',' << number(f.draft_depth_per_step) << ','
-            << number(f.draft_relative_cost);
+            << number(f.draft_relative_cost) << ',' << number(f.draft_prompt_per_token);
         for (const auto& column : extra) csv << ',' << csv_field(column.cells.at(i));
         csv << '\n';
     }
@@ -296,7 +317,8 @@ nlohmann::json bench_json(const std::vector<PipelineRun>& runs, const std::vecto
             {"target_passes_per_token", f.target_passes_per_token},
             {"audio_seconds", s.audio_seconds},
             {"real_time_factor", f.real_time_factor},
-            {"seconds", {{"wall", s.wall_seconds}, {"draft", s.draft_seconds}, {"verify", s.verify_seconds},
+            {"seconds", {{"wall", s.wall_seconds}, {"draft", s.draft_seconds}, {"first_drafts", s.first_draft_seconds},
+                         {"verify", s.verify_seconds},
                          {"prefill", s.prefill_seconds}, {"accept", s.accept_seconds}, {"loop", s.loop_seconds},
                          {"loop_overhead", s.loop_overhead_seconds()}, {"codec", s.codec_seconds},
                          {"prompt", s.prompt_seconds}, {"audio_wait", s.audio_wait_seconds},
@@ -304,11 +326,14 @@ nlohmann::json bench_json(const std::vector<PipelineRun>& runs, const std::vecto
             {"ceiling", f.ceiling},
             {"decode_ceiling", f.decode_ceiling},
             {"prefill_passes_per_token", f.prefill_per_token},
+            {"draft_prompt_passes_per_token", f.draft_prompt_per_token},
             {"draft_levels_per_step", f.draft_depth_per_step},
             {"draft_nodes_per_step", f.draft_nodes_per_step},
             {"realized", f.realized},
             {"step_pass_ms", f.step_pass_ms},
             {"step_pass_relative", f.step_pass_relative},
+            {"proposal_ms", f.proposal_ms},
+            {"first_proposal_ms", f.first_proposal_ms},
             {"one_pass_rate_share", f.one_pass_rate_share},
             {"target_wall_share", f.target_wall_share},
             {"costs", costs},

@@ -42,8 +42,13 @@ struct PipelineFigures {
     // The prompt's prefill per generated token, in one-token passes: the
     // same work in every pipeline, which no draft removes.
     double prefill_per_token = 0;
-    // The speedup the measured costs allow, the prefill included:
-    // (prefill + 1) / (prefill + 1 / decode_ceiling).
+    // What a drafter with its own cache pays to read each synthesis's prompt,
+    // per generated token in one-token passes: its first proposals beyond
+    // the loop's other proposals (0 for a drafter that reads nothing but the
+    // target's hidden state: its first proposal costs what the others do).
+    double draft_prompt_per_token = 0;
+    // The speedup the measured costs allow, the prompts included:
+    // (prefill + 1) / (prefill + draft_prompt + 1 / decode_ceiling).
     double ceiling = 1;
     double realized = 0;              // speedup / ceiling
     // The target's passes per step in the loop itself, the prompt's prefill
@@ -52,6 +57,11 @@ struct PipelineFigures {
     // ceiling's costs are isolated passes; these are what the steps cost.
     double step_pass_ms = 0;
     double step_pass_relative = 0;
+    // The drafter's proposals in the loop (ms each): every one but the first
+    // of each synthesis, against the cost model's proposal; and those firsts,
+    // in which a drafter with its own cache also reads the prompt.
+    double proposal_ms = 0;
+    double first_proposal_ms = 0;
     // Plain decoding's figures: tok/s * cost(1), the share of the fastest
     // rate (one target pass per token) reached; and the target's passes
     // (prefill included) as a share of wall time.

@@ -166,9 +166,15 @@ const cdz_token_tree* DecodingLoop::propose() {
         draft_.lent_row_size = vocab_;
     }
     {
-        ScopedTimer timer(stats_.draft_seconds);
-        throw_if_error(drafter.propose(draft_session_->get(), &input, &draft_), stages_.drafter->name() + ": propose");
+        const bool first = previous_token_count_ == 0;  // the session's first proposal
+        double seconds = 0.0;
+        {
+            ScopedTimer timer(seconds);
+            throw_if_error(drafter.propose(draft_session_->get(), &input, &draft_), stages_.drafter->name() + ": propose");
+        }
+        stats_.draft_seconds += seconds;
         stats_.add_draft_pass();
+        if (first) stats_.add_first_draft_pass(seconds);
     }
     previous_token_count_ = input.token_count;
     previous_accepted_.clear();

@@ -15,6 +15,7 @@
 #include "libtorch_boundary.h"
 #include "mel_fsq_codec.h"
 #include "mel_stream_decoder.h"
+#include "row_combinations.h"
 #include "thread_policy.h"
 #include "torch_device.h"
 
@@ -24,6 +25,8 @@ using namespace cadenza;
 using namespace cadenza::mel_fsq;
 
 constexpr const char* plugin_name = "codec.mel_fsq";
+
+const char* const decoder_weights_choices[] = {"float32", "float16", nullptr};
 
 const cdz_param_spec params[] = {
     {"model", CDZ_PARAM_PATH, nullptr, 0, 0, 0, nullptr, "codec weights (.safetensors from `cadenza train codec`)"},
@@ -37,6 +40,11 @@ const cdz_param_spec params[] = {
     {"convolution_threads", CDZ_PARAM_INT, "0", 1, 0, 64, nullptr,
      "threads of the codec's own that share the convolutions of a voice prompt or of whole decoding (CPU, "
      "AVX-512 panels; the result is the same to the bit); 0: one per core"},
+    {"decoder_weights", CDZ_PARAM_STRING, "\"float32\"", 0, 0, 0, decoder_weights_choices,
+     "how the decoder's convolutions store their weights: float32, or float16 (each weight rounded to the nearest "
+     "half and converted as the AVX-512 kernel loads it: half the bytes every decoded chunk streams through the "
+     "caches the backbone's passes share). float16 needs the AVX-512 kernel; elsewhere float32, with a warning. "
+     "The encoder (a voice prompt's codes) stays float32"},
 };
 
 class MelStream : public codec_plugin::MonoDecodeStream {
@@ -108,7 +116,20 @@ std::unique_ptr<codec_plugin::MonoCodec> make_codec(const cdz_instance_args& arg
     const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
     const at::Device device = torch_device(args.device && *args.device ? args.device : "cpu");
     try {
-        return std::make_unique<MelMonoCodec>(MelFsqCodec::load(p.string("model"), device), stream,
+        MelFsqCodec codec = MelFsqCodec::load(p.string("model"), device);
+        if (p.string("decoder_weights") == "float16") {
+            // Only the CPU's convolutions have panels; elsewhere LibTorch's operators run the model in float32.
+            const char* why_not = !device.is_cpu() ? "applies to the CPU's convolutions, and the codec runs elsewhere"
+                                  : !llama::combine_rows_vectorized() ? "needs the AVX-512 kernel, which does not run here"
+                                                                      : nullptr;
+            if (!why_not)
+                codec.set_decoder_precision(llama::PanelPrecision::float16);
+            else if (sdk::host().log_enabled(CDZ_LOG_WARN))
+                sdk::host().log(CDZ_LOG_WARN, plugin_name,
+                                (std::string("decoder_weights = \"float16\" ") + why_not +
+                                 ": the decoder's weights stay float32").c_str());
+        }
+        return std::make_unique<MelMonoCodec>(std::move(codec), stream,
                                               convolution_threads > 0 ? static_cast<int>(convolution_threads) : cores);
     } catch (const std::runtime_error& error) {
         throw sdk::Error(CDZ_STATUS_INVALID_CONFIG, error.what());

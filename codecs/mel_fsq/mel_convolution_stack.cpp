@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <stdexcept>
 
 #include "parallel_parts.h"
 #include "probability_row.h"
@@ -24,7 +25,10 @@ void gelu_rows(const float* x, int64_t count, float* out, float* scratch) {
     }
 }
 
-MelConvolutionStack::MelConvolutionStack(const MelAutoencoder& model, const std::string& side) {
+MelConvolutionStack::MelConvolutionStack(const MelAutoencoder& model, const std::string& side,
+                                         llama::PanelPrecision precision) {
+    if (precision == llama::PanelPrecision::int8)
+        throw std::invalid_argument("the mel-FSQ convolutions' panels are float32 or float16, not int8");
     const MelCodecConfig& config = model.config();
     const int64_t blocks = side == "encoder" ? config.encoder_blocks : config.decoder_blocks;
     std::vector<std::string> names{side + ".input"};
@@ -43,7 +47,7 @@ MelConvolutionStack::MelConvolutionStack(const MelAutoencoder& model, const std:
         matrices.push_back(conv.weight);
         convolutions_.push_back(std::move(conv));
     }
-    if (llama::combine_rows_vectorized()) panels_ = llama::PanelSet::pack(matrices);
+    if (llama::combine_rows_vectorized()) panels_ = llama::PanelSet::pack(matrices, precision);
 }
 
 void MelConvolutionStack::apply(size_t index, const float* x, int64_t count, float* y) const {
@@ -51,8 +55,7 @@ void MelConvolutionStack::apply(size_t index, const float* x, int64_t count, flo
     const int64_t window = conv.kernel * conv.in;
     if (count <= 0) return;
     if (!panels_.matrices.empty())
-        llama::combine_panels(x, count, conv.in, panels_.matrices[index].data(), window, conv.out,
-                              conv.bias.data_ptr<float>(), y, conv.out);
+        llama::combine_panels(x, count, conv.in, panels_.matrices[index], conv.bias.data_ptr<float>(), y, conv.out);
     else
         llama::small_matmul_rows(llama::best_matmul_kernel(), x, count, conv.in, conv.weight.data_ptr<float>(), conv.out,
                                  window, conv.bias.data_ptr<float>(), y, conv.out, /*split=*/false);

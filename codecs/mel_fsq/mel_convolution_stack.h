@@ -32,8 +32,15 @@ public:
     // `side` "encoder" or "decoder": its input convolution, (conv1, conv2)
     // per block, and its output convolution, in that order, from the model's
     // tensors (copied to the CPU as float32: later changes to the model do
-    // not reach them).
-    MelConvolutionStack(const MelAutoencoder& model, const std::string& side);
+    // not reach them). `precision` is the panels' (float32 or float16: each
+    // weight rounded to the nearest half, converted as the kernel loads it);
+    // without the AVX-512 kernel there are no panels and the weights stay
+    // float32 (half_weights() says which).
+    MelConvolutionStack(const MelAutoencoder& model, const std::string& side,
+                        llama::PanelPrecision precision = llama::PanelPrecision::float32);
+
+    // Whether the convolutions run on float16 panels.
+    bool half_weights() const { return !panels_.matrices.empty() && panels_.matrices.front().half(); }
 
     size_t size() const { return convolutions_.size(); }
     const Convolution& operator[](size_t index) const { return convolutions_[index]; }

@@ -29,14 +29,24 @@ MelFsqCodec::MelFsqCodec(MelAutoencoder model, at::Tensor mel_mean, at::Tensor m
     if (!(mel_std_.min().item<float>() > 0.0f)) throw std::invalid_argument("mel_std must be positive");
 }
 
-const MelConvolutionStack& MelFsqCodec::stack(LazyStack& lazy, const char* side) const {
-    std::call_once(lazy.once, [&] { lazy.value = std::make_shared<MelConvolutionStack>(model_, side); });
+const MelConvolutionStack& MelFsqCodec::stack(LazyStack& lazy, const char* side,
+                                              llama::PanelPrecision precision) const {
+    std::call_once(lazy.once, [&] { lazy.value = std::make_shared<MelConvolutionStack>(model_, side, precision); });
     return *lazy.value;
 }
 
-const MelConvolutionStack& MelFsqCodec::encoder_stack() const { return stack(*encoder_stack_, "encoder"); }
+const MelConvolutionStack& MelFsqCodec::encoder_stack() const {
+    return stack(*encoder_stack_, "encoder", llama::PanelPrecision::float32);
+}
 
-const MelConvolutionStack& MelFsqCodec::decoder_stack() const { return stack(*decoder_stack_, "decoder"); }
+const MelConvolutionStack& MelFsqCodec::decoder_stack() const {
+    return stack(*decoder_stack_, "decoder", decoder_precision_);
+}
+
+void MelFsqCodec::set_decoder_precision(llama::PanelPrecision precision) {
+    decoder_precision_ = precision;
+    decoder_stack_ = std::make_shared<LazyStack>();
+}
 
 MelFsqCodec MelFsqCodec::load(const std::filesystem::path& path, const at::Device& device) {
     const std::string where = path.string();

@@ -20,6 +20,7 @@
 #include "mel_autoencoder.h"
 #include "mel_codec_config.h"
 #include "mel_spectrogram.h"
+#include "panel_weights.h"
 
 namespace cadenza::mel_fsq {
 
@@ -61,13 +62,17 @@ public:
     // model itself, not these).
     const MelConvolutionStack& encoder_stack() const;
     const MelConvolutionStack& decoder_stack() const;
+    // How the decoder's stack stores its weights (MelConvolutionStack; float32
+    // unless set): this codec, and copies made of it from now on, get a
+    // stack of their own, arranged on first use.
+    void set_decoder_precision(llama::PanelPrecision precision);
 
 private:
     struct LazyStack {
         std::once_flag once;
         std::shared_ptr<const MelConvolutionStack> value;  // shared_ptr: its type stays incomplete here
     };
-    const MelConvolutionStack& stack(LazyStack& lazy, const char* side) const;
+    const MelConvolutionStack& stack(LazyStack& lazy, const char* side, llama::PanelPrecision precision) const;
 
     MelAutoencoder model_;
     MelSpectrogram analysis_;
@@ -75,6 +80,7 @@ private:
     at::Tensor mel_mean_, mel_std_;
     std::shared_ptr<LazyStack> encoder_stack_ = std::make_shared<LazyStack>();
     std::shared_ptr<LazyStack> decoder_stack_ = std::make_shared<LazyStack>();
+    llama::PanelPrecision decoder_precision_ = llama::PanelPrecision::float32;
 };
 
 }  // namespace cadenza::mel_fsq

@@ -23,7 +23,10 @@ echo "$output" | grep -Eq "^  plain +after [0-9]+ tokens: target m=1:${cost},2:$
     { echo "the plain pipeline's cost table is wrong"; exit 1; }
 echo "$output" | grep -Eq "^  chain3-exact +after [0-9]+ tokens: target m=1:${cost},2:${cost},3:${cost},4:${cost},8:${cost},16:${cost},32:${cost}( |$)" ||
     { echo "the chain's cost table is wrong"; exit 1; }
-echo "$output" | grep -q "ceiling = (p + 1) / (p + D / E)" || { echo "no ceiling explanation"; exit 1; }
+echo "$output" | grep -q "ceiling = (p + 1) / (p + q + D / E)" || { echo "no ceiling explanation"; exit 1; }
+echo "$output" | grep -Eq "^  chain3-exact +[0-9.]+ ms each; modeled [0-9.]+ ms; the first of each synthesis [0-9.]+ ms$" ||
+    { echo "no line for the chain's proposals in the loop"; exit 1; }
+echo "$output" | grep -Eq "^  chain3-exact +p = [0-9.]+, q = [0-9.]+, E / D = [0-9.]+x$" || { echo "no p and q for the chain"; exit 1; }
 grep -q '"mean_accepted_length"' "$json" || { echo "the JSON lacks the figures"; exit 1; }
 [ "$(grep -c '"speedup"' "$json")" -eq 3 ] || { echo "the JSON does not hold three pipelines"; exit 1; }
 # Plain decoding only (no drafter): its rate against one target pass per token.

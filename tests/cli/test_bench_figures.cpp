@@ -62,6 +62,34 @@ TEST(BenchFigures, CeilingCountsThePrefillAndThePassAfterAProposal) {
     EXPECT_NEAR(f.realized, 1.5 / f.ceiling, 1e-12);
 }
 
+TEST(BenchFigures, TheLoopsProposalsAreTimedApartFromEachSynthesisFirst) {
+    // Two syntheses, 100 proposals: their first two took 4 ms in all (the
+    // drafter read the prompts), the other 98 took 49 ms.
+    PipelineRun run = chain_run(std::vector<int32_t>(100, 4), 3, 0.0);
+    run.stats.loop_seconds = 0.2;
+    for (int i = 0; i < 100; ++i) run.stats.add_draft_pass();
+    run.stats.add_first_draft_pass(0.001);
+    run.stats.add_first_draft_pass(0.003);
+    run.stats.draft_seconds = 0.049 + 0.004;
+    const PipelineFigures f = compute_figures(run, plain_run(300, 0.3));
+    EXPECT_NEAR(f.proposal_ms, 0.5, 1e-12);
+    EXPECT_NEAR(f.first_proposal_ms, 2.0, 1e-12);
+    // The firsts' 4 ms beyond two proposals of 0.5 ms, 3 ms over 300 tokens of
+    // 1 ms passes, is q = 0.01 passes per token, in the ceiling beside p = 0.
+    const double d = 1.4 * 1.1 + 4 * 0.1;
+    EXPECT_NEAR(f.draft_prompt_per_token, 0.01, 1e-12);
+    EXPECT_NEAR(f.ceiling, 1.0 / (0.01 + d / 3.0), 1e-12);
+    EXPECT_NEAR(f.decode_ceiling, 3.0 / d, 1e-12);
+    // A first proposal no dearer than the others leaves q at 0.
+    run.stats = DecodingStats{};
+    for (int i = 0; i < 100; ++i) run.stats.record_step(4, 4, 2, 3);
+    for (int i = 0; i < 100; ++i) run.stats.add_draft_pass();
+    run.stats.add_first_draft_pass(0.0004);
+    run.stats.draft_seconds = 0.05;
+    run.stats.loop_seconds = 0.2;
+    EXPECT_EQ(compute_figures(run, plain_run(300, 0.3)).draft_prompt_per_token, 0.0);
+}
+
 TEST(BenchFigures, DynamicLengthCostsTheLevelsAndNodesTheLoopDrafted) {
     // Chains of 2 and 4 in turn: 3 levels and 3 nodes per step, so the pass
     // verifies 4 tokens (1.3 ms between the sizes 3 and 5) and 3 levels are

@@ -43,6 +43,10 @@ void expect_a_full_synthesis(Engine& engine, bool verifies) {
     EXPECT_GT(stats.mean_accepted_length(), 1.0);
     if (verifies) EXPECT_EQ(stats.target_passes(), stats.steps() + 1);  // the prefill, then one pass per step
     EXPECT_EQ(stats.draft_passes(), stats.steps());
+    // The synthesis's first proposal is timed apart, and counted in the draft's time too.
+    EXPECT_EQ(stats.first_draft_passes(), 1);
+    EXPECT_GT(stats.first_draft_seconds, 0.0);
+    EXPECT_LE(stats.first_draft_seconds, stats.draft_seconds);
     // The prefill is timed apart (and counted in the target's time too; how
     // the two compare is a matter of timing, which a loaded machine upsets).
     EXPECT_GT(stats.prefill_seconds, 0.0);

@@ -8,6 +8,7 @@
 
 #include <cmath>
 #include <filesystem>
+#include <map>
 #include <set>
 
 #include "finite_scalar_quantizer.h"
@@ -18,11 +19,13 @@
 #include "mel_fsq_codec.h"
 #include "mel_spectrogram.h"
 #include "mel_stream_decoder.h"
+#include "row_combinations.h"
 #include "safetensors.h"
 
 namespace {
 
 using namespace cadenza::mel_fsq;
+namespace llama = cadenza::llama;
 
 std::filesystem::path scratch(const std::string& name) {
     const auto dir = std::filesystem::temp_directory_path() / "cadenza_test_mel_fsq";
@@ -360,6 +363,49 @@ TEST(MelConvolutionStack, RunsEachSideAsTheAutoencodersOperators) {
     const at::Tensor mel = codec.normalize(codec.analysis().log_mel(audio));
     const at::Tensor operators = codec.quantizer().codes(codec.model().encode(mel.unsqueeze(0))).squeeze(0);
     EXPECT_TRUE(at::equal(codec.encode(audio), operators));
+}
+
+// decoder_weights = "float16": the decoder's panels in half precision sum
+// exactly as float32 panels of the weights rounded to the nearest half (the
+// encoder stays float32). Where the AVX-512 kernel does not run there are no
+// panels, and the weights stay float32.
+TEST(MelConvolutionStack, HalfWeightsSumAsTheWeightsRoundedToHalf) {
+    const MelCodecConfig config = small_config();
+    const MelAutoencoder model = MelAutoencoder::initialize(config, 7);
+    const MelConvolutionStack half(model, "decoder", llama::PanelPrecision::float16);
+    if (!llama::combine_rows_vectorized()) {
+        EXPECT_FALSE(half.half_weights());
+        GTEST_SKIP() << "no AVX-512 kernel: the panels' precision does not apply";
+    }
+    ASSERT_TRUE(half.half_weights());
+    std::map<std::string, at::Tensor> rounded = model.tensors();
+    for (auto& [name, tensor] : rounded)
+        if (name.rfind("decoder.", 0) == 0 && name.size() > 7 && name.substr(name.size() - 7) == ".weight")
+            tensor = tensor.to(at::kHalf).to(at::kFloat);
+    const MelConvolutionStack reference(MelAutoencoder::from_tensors(config, rounded), "decoder");
+    const MelConvolutionStack full(model, "decoder");
+    EXPECT_FALSE(full.half_weights());
+    at::manual_seed(3);
+    for (const int64_t frames : {1, 6, 7, 37}) {
+        const at::Tensor values = at::rand({config.latent_dim(), frames}) * 2 - 1;
+        const at::Tensor rows = half.run(values);
+        EXPECT_TRUE(at::equal(rows, reference.run(values))) << frames << " frames";
+        EXPECT_FALSE(at::equal(rows, full.run(values))) << frames << " frames";
+    }
+    // The codec's own: only the decoder changes.
+    MelFsqCodec codec(MelAutoencoder::initialize(config, 5), at::randn({80}), at::rand({80}) + 0.5);
+    const at::Tensor audio = test_signal(16000, 16000);
+    const at::Tensor codes = codec.encode(audio);
+    const at::Tensor full_mel = codec.decode_log_mel(codes);
+    MelFsqCodec half_codec = codec;
+    half_codec.set_decoder_precision(llama::PanelPrecision::float16);
+    EXPECT_TRUE(half_codec.decoder_stack().half_weights());
+    EXPECT_FALSE(codec.decoder_stack().half_weights());
+    EXPECT_TRUE(at::equal(half_codec.encode(audio), codes));
+    const at::Tensor half_mel = half_codec.decode_log_mel(codes);
+    EXPECT_FALSE(at::equal(half_mel, full_mel));
+    EXPECT_LT((half_mel - full_mel).abs().max().item<float>(), 1e-2f * (1.0f + full_mel.abs().max().item<float>()));
+    EXPECT_THROW(MelConvolutionStack(model, "decoder", llama::PanelPrecision::int8), std::invalid_argument);
 }
 
 // Each frame computed once, as the codes arrive in pieces of any size (an
