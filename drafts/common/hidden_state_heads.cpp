@@ -11,6 +11,7 @@
 #include "cadenza/sdk/plugin_error.hpp"
 #include "probability_row.h"
 #include "safetensors.h"
+#include "row_combinations.h"
 #include "small_matmul.h"
 
 namespace cadenza::drafts {
@@ -171,57 +172,92 @@ at::Tensor DraftHeads::head_logits(int64_t head, const at::Tensor& states) const
 }
 
 DraftHeads::Step DraftHeads::step(const float* h, bool base, int64_t n, const TokenRange& tokens) const {
-    // Raw rows through the small-m kernel (no LibTorch operator: a proposal
-    // is a few microseconds of arithmetic; each operator's dispatch costs as much).
-    const llama::MatmulKernel kernel = llama::best_matmul_kernel();
-    const at::Tensor weight = weight_.contiguous(), bias = bias_.contiguous(), &head = lm_head_;
-    const int64_t vocab = vocab_size();
     Step step;
+    this->step(h, base, n, tokens, step);
+    return step;
+}
+
+bool DraftHeads::pack_panels(llama::PanelPrecision precision) {
+    if (precision == llama::PanelPrecision::int8)
+        throw sdk::Error(CDZ_STATUS_INVALID_ARGUMENT, "the heads' panels are float32 or float16, not int8");
+    if (!llama::combine_rows_vectorized()) return false;
+    linear_panels_ = llama::PanelMatrix::pack(weight_, {}, precision);
+    head_panels_ = llama::PanelMatrix::pack(lm_head_, {}, precision);
+    return true;
+}
+
+void DraftHeads::step(const float* h, bool base, int64_t n, const TokenRange& tokens, Step& step) const {
+    // Raw rows through the small-m kernel or the panels (no LibTorch
+    // operator: a proposal is a few microseconds of arithmetic; each
+    // operator's dispatch costs as much).
+    const llama::MatmulKernel kernel = llama::best_matmul_kernel();
+    const int64_t vocab = vocab_size();
     step.heads_ = this;
     step.rows_ = n > 0 ? n + (base ? 1 : 0) : 1;
     step.first_digit_row_ = base ? 1 : 0;
     // Row states [rows, H]: h itself for the base row, then h + SiLU(W_i h + b_i).
-    std::vector<float> states(static_cast<size_t>(step.rows_ * hidden_));
+    std::vector<float>& states = step.states_;
+    states.resize(static_cast<size_t>(step.rows_ * hidden_));
     if (n > 0) {
         float* first = states.data() + step.first_digit_row_ * hidden_;
-        std::vector<float> exp_negative(static_cast<size_t>(n * hidden_));
-        llama::small_matmul_rows(kernel, h, 1, hidden_, weight.data_ptr<float>(), n * hidden_, hidden_,
-                                 bias.data_ptr<float>(), first, n * hidden_);
-        exponentiate_row(first, exp_negative.data(), n * hidden_, 0.0f, -1.0f);
-        for (int64_t i = 0; i < n * hidden_; ++i) first[i] = h[i % hidden_] + first[i] / (1.0f + exp_negative[i]);
+        step.exp_negative_.resize(static_cast<size_t>(n * hidden_));
+        if (linear_panels_)
+            llama::combine_panel_columns(h, 1, hidden_, *linear_panels_, 0, n * hidden_, bias_.data_ptr<float>(),
+                                         first, n * hidden_);
+        else
+            llama::small_matmul_rows(kernel, h, 1, hidden_, weight_.data_ptr<float>(), n * hidden_, hidden_,
+                                     bias_.data_ptr<float>(), first, n * hidden_);
+        exponentiate_row(first, step.exp_negative_.data(), n * hidden_, 0.0f, -1.0f);
+        for (int64_t i = 0; i < n * hidden_; ++i)
+            first[i] = h[i % hidden_] + first[i] / (1.0f + step.exp_negative_[static_cast<size_t>(i)]);
     }
     if (base || n == 0) std::copy(h, h + hidden_, states.begin());
     step.logits_.resize(static_cast<size_t>(step.rows_ * vocab));
-    // The target's head on rows [first, first + count): only `tokens`' columns.
+    // The target's head on rows [first, first + count): only `tokens`'
+    // columns (the panels': the whole panels that hold them).
     auto target_rows = [&](int64_t first, int64_t count) {
-        const int64_t width = tokens.end - tokens.begin;
         float* y = step.logits_.data() + first * vocab;
         const float* x = states.data() + first * hidden_;
-        llama::small_matmul_rows(kernel, x, count, hidden_, head.data_ptr<float>() + tokens.begin * hidden_, width,
-                                 hidden_, nullptr, y + tokens.begin, vocab);
-        if (tokens.extra >= 0 && (tokens.extra < tokens.begin || tokens.extra >= tokens.end))
-            llama::small_matmul_rows(kernel, x, count, hidden_, head.data_ptr<float>() + tokens.extra * hidden_, 1,
+        const bool extra = tokens.extra >= 0 && (tokens.extra < tokens.begin || tokens.extra >= tokens.end);
+        if (head_panels_) {
+            constexpr int64_t width = llama::PanelMatrix::width;
+            auto panel_columns = [&](int64_t begin, int64_t end) {
+                const int64_t aligned = begin / width * width;
+                llama::combine_panel_columns(x, count, hidden_, *head_panels_, aligned, end - aligned, nullptr, y, vocab);
+            };
+            // An extra token in the panels around the range (en-small's end
+            // token right after the codes) widens the one call.
+            const int64_t first_panel = tokens.begin / width * width;
+            const bool near = extra && tokens.extra >= first_panel && tokens.extra < tokens.end + width;
+            panel_columns(tokens.begin, near ? std::max(tokens.end, tokens.extra + 1) : tokens.end);
+            if (extra && !near) panel_columns(tokens.extra, tokens.extra + 1);
+            return;
+        }
+        llama::small_matmul_rows(kernel, x, count, hidden_, lm_head_.data_ptr<float>() + tokens.begin * hidden_,
+                                 tokens.end - tokens.begin, hidden_, nullptr, y + tokens.begin, vocab);
+        if (extra)
+            llama::small_matmul_rows(kernel, x, count, hidden_, lm_head_.data_ptr<float>() + tokens.extra * hidden_, 1,
                                      hidden_, nullptr, y + tokens.extra, vocab);
     };
     step.filled_.assign(static_cast<size_t>(step.rows_), true);
+    step.digit_rows_.clear();
+    step.scratch_.clear();
     if (!digits_) {
         target_rows(0, step.rows_);
-        return step;
+        return;
     }
     if (base) target_rows(0, 1);
     if (n > 0) {
         const int64_t width = digits_->grid().head_rows();
-        const at::Tensor digit_weight = digit_weight_.contiguous(), digit_bias = digit_bias_.contiguous();
         step.digit_rows_.resize(static_cast<size_t>(n * width));
         for (int64_t i = 0; i < n; ++i)
             llama::small_matmul_rows(kernel, states.data() + (step.first_digit_row_ + i) * hidden_, 1, hidden_,
-                                     digit_weight.data_ptr<float>() + i * width * hidden_, width, hidden_,
-                                     digit_bias.data_ptr<float>() + i * width, step.digit_rows_.data() + i * width,
+                                     digit_weight_.data_ptr<float>() + i * width * hidden_, width, hidden_,
+                                     digit_bias_.data_ptr<float>() + i * width, step.digit_rows_.data() + i * width,
                                      width);
         for (int64_t r = step.first_digit_row_; r < step.rows_; ++r) step.filled_[static_cast<size_t>(r)] = false;
         step.scratch_.resize(static_cast<size_t>(width));
     }
-    return step;
 }
 
 const float* DraftHeads::Step::logits(int64_t r) {

@@ -32,6 +32,7 @@
 
 #include "code_digit_head.h"
 #include "draft_support.h"
+#include "panel_weights.h"
 
 namespace cadenza::safetensors {
 class File;
@@ -90,9 +91,23 @@ public:
     // then heads 0..n-1. One matrix-vector product for all the heads'
     // linears; the target's head only for `tokens` (the others' logits are
     // left uninitialized), a code-digit head for its R rows. Raw rows through
-    // the small-m kernel (llama::small_matmul_rows): no LibTorch operator.
+    // the small-m kernel (llama::small_matmul_rows), or the panels of
+    // pack_panels: no LibTorch operator. The second form reuses `into`'s
+    // buffers (a drafter keeps one Step per session: a step allocates
+    // nothing once they have their size).
     class Step;
     Step step(const float* h, bool base, int64_t n, const TokenRange& tokens) const;
+    void step(const float* h, bool base, int64_t n, const TokenRange& tokens, Step& into) const;
+
+    // Holds the heads' linears and the target's head as panels
+    // (llama::PanelMatrix) in `precision` (float32 or float16), which
+    // step() then reads instead of the row-major matrices: a step's
+    // matrix-vector products stream one panel after another, and float16
+    // halves their bytes (each weight rounded to the nearest float16, the
+    // sums float32's: a float16 base row is not the target's own to the
+    // bit). Only where the AVX-512 kernel runs (llama::combine_rows_vectorized());
+    // returns false, and changes nothing, elsewhere.
+    bool pack_panels(llama::PanelPrecision precision);
 
 private:
     void load_output_heads(const safetensors::File& file, const std::string& where);
@@ -103,6 +118,7 @@ private:
     std::optional<CodeDigitDistribution> digits_;
     at::Tensor digit_weight_;  // [count, R, H]
     at::Tensor digit_bias_;    // [count, R]
+    std::optional<llama::PanelMatrix> linear_panels_, head_panels_;  // pack_panels
     int64_t count_ = 0, hidden_ = 0;
     std::string kind_;
 };
@@ -111,7 +127,7 @@ class DraftHeads::Step {
 public:
     int64_t rows() const { return rows_; }
     // Row r's logits over the vocabulary [V] (log-probabilities for a
-    // code-digit head), valid until the Step is destroyed.
+    // code-digit head), valid until the Step is destroyed or filled again.
     const float* logits(int64_t r);
     // Row r's draft distribution under `sampling` into `out` [V]: the host's
     // sampling of its logits, or a code-digit head's factor by factor
@@ -129,6 +145,7 @@ private:
     std::vector<float> digit_rows_;  // [n, R]: the code-digit heads' logits
     std::vector<bool> filled_;
     std::vector<float> scratch_;
+    std::vector<float> states_, exp_negative_;  // [rows, H], [n, H]: step()'s, kept for the next
 };
 
 }  // namespace cadenza::drafts

@@ -11,12 +11,15 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <tuple>
 
 #include "code_digit_head.h"
 #include "draft_fixtures.h"
 #include "error.h"
 #include "hidden_state_heads.h"
 #include "llama_model.h"
+#include "panel_weights.h"
+#include "row_combinations.h"
 #include "safetensors.h"
 #include "sampling.h"
 #include "../core/test_fixtures.h"
@@ -401,6 +404,98 @@ TEST(CodeDigitHead, WithRowDigitSamplingTheDraftRowIsTheHostsNucleusOfTheProduct
     }
     EXPECT_GT(largest_difference, 0.01);
     EXPECT_GT(cut, 0) << "top-p cut nothing, so tempered and nucleus were not told apart";
+}
+
+// DraftHeads::pack_panels: float32 panels give the row-major step's rows
+// (another order of the same sums); float16 panels give, on the target's
+// head, exactly float32 panels of the head rounded to float16, and rows near
+// but not equal to float32's. A Step filled again (a drafter keeps one per
+// session) holds what a fresh one would, whatever it held before.
+TEST(CodeDigitHead, PanelStepsAgreeWithTheRowMajorStepAndAReusedStepWithAFreshOne) {
+    c10::InferenceMode inference;
+    const auto& file = test::draft_models().heads_digits;
+    const drafts::DraftHeads plain(file, test::draft_models().target);
+    drafts::DraftHeads single(file, test::draft_models().target), half(file, test::draft_models().target);
+    if (!single.pack_panels(llama::PanelPrecision::float32)) GTEST_SKIP() << "no AVX-512 kernel on this CPU";
+    ASSERT_TRUE(half.pack_panels(llama::PanelPrecision::float16));
+    EXPECT_THROW(half.pack_panels(llama::PanelPrecision::int8), sdk::Error);
+
+    at::manual_seed(12);
+    const at::Tensor h = (at::randn({test::hidden_size}) * 2).contiguous(), h2 = at::randn({test::hidden_size});
+    const float* x = h.data_ptr<float>();
+    const cdz_sampling sampling = test::synthesis_sampling(1.0);
+    const drafts::TokenRange tokens = drafts::allowed_tokens(&sampling, test::vocab_size);
+    ASSERT_EQ(tokens.begin, test::audio_begin);
+    ASSERT_EQ(tokens.extra, test::end_token);
+
+    drafts::DraftHeads::Step a = plain.step(x, true, 3, tokens), b = single.step(x, true, 3, tokens),
+                             c = half.step(x, true, 3, tokens);
+    // The base row: the target's head on h, over the allowed tokens.
+    const at::Tensor rounded = plain.lm_head().to(at::kHalf).to(at::kFloat).contiguous();
+    const llama::PanelMatrix rounded_panels = llama::PanelMatrix::pack(rounded);
+    std::vector<float> expected(static_cast<size_t>(test::vocab_size));
+    llama::combine_panels(x, 1, test::hidden_size, rounded_panels, nullptr, expected.data(), test::vocab_size);
+    int64_t half_differs = 0;
+    for (int64_t t = 0; t < test::vocab_size; ++t) {
+        if (!tokens.contains(t)) continue;
+        EXPECT_NEAR(b.logits(0)[t], a.logits(0)[t], 1e-4) << "token " << t;
+        EXPECT_EQ(c.logits(0)[t], expected[static_cast<size_t>(t)]) << "token " << t;
+        half_differs += c.logits(0)[t] != a.logits(0)[t];
+    }
+    EXPECT_GT(half_differs, 0) << "the float16 panels gave float32's rows";
+    // The heads' rows (their linears through the panels).
+    double largest_half_difference = 0;
+    for (int64_t r = 1; r < 4; ++r)
+        for (int64_t t = 0; t < test::vocab_size; ++t) {
+            if (!tokens.contains(t)) continue;
+            EXPECT_NEAR(b.logits(r)[t], a.logits(r)[t], 1e-4) << "row " << r << ", token " << t;
+            EXPECT_NEAR(c.logits(r)[t], a.logits(r)[t], 5e-2) << "row " << r << ", token " << t;
+            largest_half_difference = std::max(largest_half_difference, std::fabs(double(c.logits(r)[t]) - a.logits(r)[t]));
+        }
+    EXPECT_GT(largest_half_difference, 0.0);
+
+    // One Step filled three times, each against a fresh one: 1 + 3 rows, 4
+    // verifying rows, then a lone base row (no digit rows left over).
+    drafts::DraftHeads::Step reused;
+    const std::vector<std::tuple<const float*, bool, int64_t>> calls = {
+        {x, true, 3}, {h2.data_ptr<float>(), false, 4}, {x, true, 0}};
+    for (const auto& [state, base, n] : calls) {
+        half.step(state, base, n, tokens, reused);
+        drafts::DraftHeads::Step fresh = half.step(state, base, n, tokens);
+        ASSERT_EQ(reused.rows(), fresh.rows());
+        for (int64_t r = 0; r < fresh.rows(); ++r)
+            for (int64_t t = 0; t < test::vocab_size; ++t)
+                if (tokens.contains(t)) ASSERT_EQ(reused.logits(r)[t], fresh.logits(r)[t]) << "n = " << n << ", row " << r;
+    }
+}
+
+// draft.mtp's `weights`: float16 rows within a rounding of float32's; a
+// value not among the choices names the file, the line and the key.
+TEST(CodeDigitHead, MtpWeightsInFloat16ProposeNearFloat32sRowsAndOtherValuesAreErrors) {
+    c10::InferenceMode inference;
+    const auto& file = test::draft_models().heads_digits;
+    at::manual_seed(13);
+    const at::Tensor h = at::randn({test::hidden_size}).contiguous();
+    const std::vector<float> hidden(h.data_ptr<float>(), h.data_ptr<float>() + test::hidden_size);
+    const std::vector<int32_t> sequence = {10, 11, test::audio_start, 270, 271};
+    auto rows_with = [&](const std::string& weights) {
+        test::DrafterPlugin mtp(mtp_digit_table(file) + "weights = \"" + weights + "\"\n");
+        return mtp.propose(mtp.new_session(), sequence, test::synthesis_sampling(1.0), hidden,
+                           static_cast<int64_t>(sequence.size()) - 1)
+            .probabilities;
+    };
+    const std::vector<float> single = rows_with("float32"), half = rows_with("float16");
+    ASSERT_EQ(single.size(), half.size());
+    double largest = 0;
+    for (size_t i = 0; i < single.size(); ++i) largest = std::max(largest, std::fabs(double(single[i]) - half[i]));
+    EXPECT_LT(largest, 1e-2);
+    try {
+        test::DrafterPlugin mtp(mtp_digit_table(file) + "weights = \"bfloat16\"\n");
+        FAIL() << "weights = bfloat16 was accepted";
+    } catch (const Error& e) {
+        EXPECT_NE(std::string(e.what()).find("'weights'"), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find("float16"), std::string::npos) << e.what();
+    }
 }
 
 TEST(CodeDigitHead, HeadsFileErrorsNameTheFileAndTheKey) {
