@@ -219,18 +219,11 @@ void DraftHeads::step(const float* h, bool base, int64_t n, const TokenRange& to
         float* y = step.logits_.data() + first * vocab;
         const float* x = states.data() + first * hidden_;
         const bool extra = tokens.extra >= 0 && (tokens.extra < tokens.begin || tokens.extra >= tokens.end);
-        if (head_panels_) {
-            constexpr int64_t width = llama::PanelMatrix::width;
-            auto panel_columns = [&](int64_t begin, int64_t end) {
-                const int64_t aligned = begin / width * width;
-                llama::combine_panel_columns(x, count, hidden_, *head_panels_, aligned, end - aligned, nullptr, y, vocab);
-            };
-            // An extra token in the panels around the range (en-small's end
-            // token right after the codes) widens the one call.
-            const int64_t first_panel = tokens.begin / width * width;
-            const bool near = extra && tokens.extra >= first_panel && tokens.extra < tokens.end + width;
-            panel_columns(tokens.begin, near ? std::max(tokens.end, tokens.extra + 1) : tokens.end);
-            if (extra && !near) panel_columns(tokens.extra, tokens.extra + 1);
+        if (head_panels_) {  // one span of whole panels from the first allowed token to the last
+            const int64_t begin = extra ? std::min(tokens.begin, tokens.extra) : tokens.begin;
+            const int64_t end = extra ? std::max(tokens.end, tokens.extra + 1) : tokens.end;
+            const int64_t aligned = begin / llama::PanelMatrix::width * llama::PanelMatrix::width;
+            llama::combine_panel_columns(x, count, hidden_, *head_panels_, aligned, end - aligned, nullptr, y, vocab);
             return;
         }
         llama::small_matmul_rows(kernel, x, count, hidden_, lm_head_.data_ptr<float>() + tokens.begin * hidden_,

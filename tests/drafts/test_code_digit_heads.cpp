@@ -470,7 +470,7 @@ TEST(CodeDigitHead, PanelStepsAgreeWithTheRowMajorStepAndAReusedStepWithAFreshOn
 }
 
 // draft.mtp's `weights`: float16 rows within a rounding of float32's; a
-// value not among the choices names the file, the line and the key.
+// value not among the choices is an error naming the key and the choices.
 TEST(CodeDigitHead, MtpWeightsInFloat16ProposeNearFloat32sRowsAndOtherValuesAreErrors) {
     c10::InferenceMode inference;
     const auto& file = test::draft_models().heads_digits;
