@@ -25,6 +25,7 @@ struct BenchOptions {
     int repeats = 20;
     size_t max_texts = 0;
     size_t rounds = 0;  // speech suite; 0: one per 10 sentences
+    size_t timing_repeats = 1;  // speech suite
     SpeechSentenceSource sentences;
     recognition::TranscriptionOptions recognition;
 };
@@ -117,6 +118,7 @@ int run_bench(const BenchOptions& options, const SuiteOptions& suite_options) {
     speech.seed = options.seed;
     speech.repeats = options.repeats;
     speech.rounds = options.rounds;
+    speech.timing_repeats = options.timing_repeats;
     speech.recognition = options.recognition;
     speech.json_file = options.json_file;
     speech.csv_file = options.csv_file;
@@ -164,6 +166,10 @@ Command add_bench_command(CLI::App& app) {
                       "speech suite: time the sentences in this many rounds, each running every pipeline on its "
                       "block of sentences in turn, so that a machine whose speed drifts slows every pipeline alike "
                       "(default: one round per 10 sentences)");
+    bench->add_option("--timing-repeats", options->timing_repeats,
+                      "speech suite: time each round's blocks this many times in turn; each sentence keeps the "
+                      "repeat with the median wall time (its repeats must be the same audio; default 1)")
+        ->check(CLI::Range(1, 20));
     bench->add_option("--jobs,-j", options->recognition.jobs,
                       "speech suite: recognition threads, each with its own decoder (default: one per core)")
         ->check(CLI::NonNegativeNumber);

@@ -91,7 +91,9 @@ PipelineFigures compute_figures(const PipelineRun& run, const PipelineRun& basel
     // A verifying step evaluates the pending token and every draft node; a
     // non-verifying one evaluates the tokens it emitted last time.
     const double evaluated = run.verifies ? f.draft_nodes_per_step + 1.0 : std::max(1.0, f.mean_accepted_length);
-    const double step_alone = run.costs.step_size > 0 ? cost_at(run.costs, run.costs.step_size) : 0.0;
+    const double step_alone = run.costs.step_alone_in_turns_seconds > 0 ? run.costs.step_alone_in_turns_seconds
+                              : run.costs.step_size > 0                   ? cost_at(run.costs, run.costs.step_size)
+                                                                          : 0.0;
     if (run.has_drafter && step_alone > 0 && run.costs.step_after_proposal_seconds > 0)
         f.pass_after_proposal_ratio = run.costs.step_after_proposal_seconds / step_alone;
     f.verify_relative_cost = step_pass_seconds(run, evaluated) * f.pass_after_proposal_ratio / one;
@@ -170,7 +172,10 @@ void print_bench_details(std::ostream& out, const std::vector<PipelineRun>& runs
         if (c.passes_without_logits) out << "  (passes of 2+ tokens without logits, as the loop asks none)";
         if (runs[i].has_drafter && c.step_size > 0)
             out << "  m=" << c.step_size << " after a proposal:" << fixed(c.step_after_proposal_seconds * 1e3, 2)
-                << "ms (x" << fixed(figures[i].pass_after_proposal_ratio, 2) << ")";
+                << "ms (x" << fixed(figures[i].pass_after_proposal_ratio, 2) << " of "
+                << fixed((c.step_alone_in_turns_seconds > 0 ? c.step_alone_in_turns_seconds
+                                                            : cost_at(c, c.step_size)) * 1e3, 2)
+                << "ms in turns)";
         if (runs[i].has_drafter)
             out << "  draft " << fixed(c.draft_seconds * 1e3, 2) << " ms per proposal of " << fixed(c.draft_levels, 0)
                 << " of " << c.draft_depth << " level(s), " << fixed(c.draft_level_seconds * 1e3, 3)
@@ -297,6 +302,7 @@ nlohmann::json bench_json(const std::vector<PipelineRun>& runs, const std::vecto
         costs["passes_without_logits"] = r.costs.passes_without_logits;
         costs["step_size"] = r.costs.step_size;
         costs["step_after_proposal_ms"] = r.costs.step_after_proposal_seconds * 1e3;
+        costs["step_alone_in_turns_ms"] = r.costs.step_alone_in_turns_seconds * 1e3;
         costs["pass_after_proposal_ratio"] = f.pass_after_proposal_ratio;
         costs["draft_depth"] = r.costs.draft_depth;
         costs["draft_nodes"] = r.costs.draft_nodes;

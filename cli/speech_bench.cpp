@@ -50,59 +50,89 @@ void check_before_running(const SpeechBenchOptions& options) {
     }
 }
 
-// Sentences [begin, end) through `engine`, appended to `result` and `audio`.
-void time_sentences(Engine& engine, const std::string& file, const SpeechSentenceSet& set, size_t begin, size_t end,
-                    const SpeechBenchOptions& options, const std::string& position, SpeechPipelineResult& result,
-                    PipelineAudio& audio) {
-    result.run.file = file;
-    result.run.name = engine.config().name;
-    result.run.has_drafter = engine.has_drafter();
-    result.run.verifies = engine.verifies_drafts();
-    audio.sample_rate = static_cast<int>(engine.sample_rate());
+// One sentence through one pipeline: what the bench keeps of it.
+struct TimedSentence {
+    SentenceSynthesis synthesis;
+    DecodingStats stats;  // empty when it failed
+    std::vector<float> samples;
+};
+
+TimedSentence time_sentence(Engine& engine, const std::string& file, const SpeechSentenceSet& set, size_t i,
+                            const SpeechBenchOptions& options, int sample_rate) {
+    const SpeechSentence& sentence = set.sentences[i];
     const bool streams = engine.has_codec() && engine.codec_info().can_stream;
-    for (size_t i = begin; i < end; ++i) {
-        const SpeechSentence& sentence = set.sentences[i];
-        std::cerr << "\r" << position << result.run.name << ": sentence " << i + 1 << "/" << set.sentences.size()
-                  << std::flush;
-        SynthesisRequest request;
-        request.text = sentence.text;
-        request.seed = options.seed + i;
-        request.voice_prompt = sentence.voice_prompt;
-        request.voice_prompt_sample_rate = set.prompt_sample_rate;
-        std::vector<float> samples;
-        std::optional<double> first_audio_seconds;
-        const auto start = Clock::now();
-        request.on_audio = [&](const float* chunk, size_t count) {
-            if (!first_audio_seconds) first_audio_seconds = seconds_since(start);
-            samples.insert(samples.end(), chunk, chunk + count);
-            return true;
-        };
-        SentenceSynthesis synthesis;
-        try {
-            engine.synthesize(request);
-        } catch (const std::exception& error) {
-            // Recorded, reported and counted as all words deleted; the run goes on.
-            synthesis.failure = SentenceFailure{error.what(), is_internal_error(error)};
-            std::cerr << "\n"
-                      << (synthesis.failure->internal ? "cadenza: internal error (a bug; please report it): "
-                                                      : "cadenza: sentence failed: ")
-                      << file << ": sentence '" << sentence.id << "' (" << sentence.where << "): " << error.what()
-                      << "\n";
-            samples.clear();
-        }
-        if (!synthesis.failure) {
-            synthesis.wall_seconds = seconds_since(start);
-            // Without streaming the one callback comes after the whole decoding.
-            synthesis.first_audio_seconds =
-                streams && first_audio_seconds ? *first_audio_seconds : synthesis.wall_seconds;
-            synthesis.tokens = engine.stats().tokens_generated();
-            synthesis.audio_seconds =
-                audio.sample_rate > 0 ? static_cast<double>(samples.size()) / audio.sample_rate : 0.0;
-            result.run.stats.add(engine.stats());
-        }
-        result.sentences.push_back(synthesis);
-        audio.sentences.push_back(std::move(samples));
+    SynthesisRequest request;
+    request.text = sentence.text;
+    request.seed = options.seed + i;
+    request.voice_prompt = sentence.voice_prompt;
+    request.voice_prompt_sample_rate = set.prompt_sample_rate;
+    TimedSentence timed;
+    std::optional<double> first_audio_seconds;
+    const auto start = Clock::now();
+    request.on_audio = [&](const float* chunk, size_t count) {
+        if (!first_audio_seconds) first_audio_seconds = seconds_since(start);
+        timed.samples.insert(timed.samples.end(), chunk, chunk + count);
+        return true;
+    };
+    SentenceSynthesis& synthesis = timed.synthesis;
+    try {
+        engine.synthesize(request);
+    } catch (const std::exception& error) {
+        // Recorded, reported and counted as all words deleted; the run goes on.
+        synthesis.failure = SentenceFailure{error.what(), is_internal_error(error)};
+        std::cerr << "\n"
+                  << (synthesis.failure->internal ? "cadenza: internal error (a bug; please report it): "
+                                                  : "cadenza: sentence failed: ")
+                  << file << ": sentence '" << sentence.id << "' (" << sentence.where << "): " << error.what() << "\n";
+        timed.samples.clear();
+        return timed;
     }
+    synthesis.wall_seconds = seconds_since(start);
+    // Without streaming the one callback comes after the whole decoding.
+    synthesis.first_audio_seconds = streams && first_audio_seconds ? *first_audio_seconds : synthesis.wall_seconds;
+    synthesis.tokens = engine.stats().tokens_generated();
+    synthesis.audio_seconds = sample_rate > 0 ? static_cast<double>(timed.samples.size()) / sample_rate : 0.0;
+    timed.stats = engine.stats();
+    return timed;
+}
+
+// Of a sentence's timed repeats, the one whose wall time is the median (the
+// lower of the two middle ones), appended to `result` and `audio`. A seed
+// makes a synthesis repeat bit for bit, so repeats that differ in their
+// audio or tokens are a bug: the sentence fails with an internal error.
+void keep_median_repeat(std::vector<TimedSentence>& repeats, const SpeechSentence& sentence,
+                        SpeechPipelineResult& result, PipelineAudio& audio) {
+    const auto failed_repeat = std::find_if(repeats.begin(), repeats.end(),
+                                            [](const TimedSentence& t) { return t.synthesis.failure.has_value(); });
+    if (failed_repeat != repeats.end()) {  // a failure in any repeat is the sentence's
+        TimedSentence failed = std::move(*failed_repeat);
+        repeats.assign(1, std::move(failed));
+    }
+    for (size_t r = 1; r < repeats.size(); ++r) {
+        const TimedSentence &first = repeats.front(), &other = repeats[r];
+        if (first.samples != other.samples || first.synthesis.tokens != other.synthesis.tokens) {
+            TimedSentence failed;
+            failed.synthesis.failure = SentenceFailure{
+                "its timing repeats differ (" + std::to_string(first.synthesis.tokens) + " and " +
+                    std::to_string(other.synthesis.tokens) + " tokens, " + std::to_string(first.samples.size()) +
+                    " and " + std::to_string(other.samples.size()) +
+                    " samples): one seed must repeat a synthesis bit for bit",
+                true};
+            std::cerr << "\ncadenza: internal error (a bug; please report it): " << result.run.file << ": sentence '"
+                      << sentence.id << "': " << failed.synthesis.failure->message << "\n";
+            repeats.assign(1, std::move(failed));
+            break;
+        }
+    }
+    std::vector<size_t> order(repeats.size());
+    for (size_t r = 0; r < order.size(); ++r) order[r] = r;
+    std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+        return repeats[a].synthesis.wall_seconds < repeats[b].synthesis.wall_seconds;
+    });
+    TimedSentence& kept = repeats[order[(order.size() - 1) / 2]];
+    if (!kept.synthesis.failure) result.run.stats.add(kept.stats);
+    result.sentences.push_back(kept.synthesis);
+    audio.sentences.push_back(std::move(kept.samples));
 }
 
 // Each original recording encoded and decoded by the pipeline's codec; none
@@ -204,26 +234,50 @@ int run_speech_bench(const SpeechBenchOptions& options) {
     std::vector<PipelineAudio> audio(pipelines);
     result.pipelines.resize(pipelines);
     std::vector<std::vector<Engine::CostProfile>> costs(pipelines);
+    const size_t repeats = std::max<size_t>(1, options.timing_repeats);
+    result.timing_repeats = repeats;
     for (size_t round = 0; round < rounds; ++round) {
         const size_t begin = count * round / rounds, end = count * (round + 1) / rounds;
-        for (size_t p = 0; p < pipelines; ++p) {
-            const std::string& file = options.pipelines[p];
-            Engine engine(configs[p]);
-            if (round == 0 && p == 0) {
-                if (!engine.has_codec())
-                    throw Error(CDZ_STATUS_INVALID_CONFIG, file + ": the speech suite needs pipelines with a [codec]");
-                // The prompts file counts frames of the codec it was made with:
-                // the first pipeline's, normally the same for all.
-                cut_voice_prompts(result.sentences, static_cast<int>(engine.codec_info().sample_rate),
-                                  engine.codec_info().frame_rate);
+        // [pipeline][sentence - begin][repeat]
+        std::vector<std::vector<std::vector<TimedSentence>>> timed(
+            pipelines, std::vector<std::vector<TimedSentence>>(end - begin));
+        for (size_t repeat = 0; repeat < repeats; ++repeat)
+            for (size_t p = 0; p < pipelines; ++p) {
+                const std::string& file = options.pipelines[p];
+                Engine engine(configs[p]);
+                if (round == 0 && repeat == 0 && p == 0) {
+                    if (!engine.has_codec())
+                        throw Error(CDZ_STATUS_INVALID_CONFIG, file + ": the speech suite needs pipelines with a [codec]");
+                    // The prompts file counts frames of the codec it was made with:
+                    // the first pipeline's, normally the same for all.
+                    cut_voice_prompts(result.sentences, static_cast<int>(engine.codec_info().sample_rate),
+                                      engine.codec_info().frame_rate);
+                }
+                SpeechPipelineResult& pipeline = result.pipelines[p];
+                pipeline.run.file = file;
+                pipeline.run.name = engine.config().name;
+                pipeline.run.has_drafter = engine.has_drafter();
+                pipeline.run.verifies = engine.verifies_drafts();
+                audio[p].sample_rate = static_cast<int>(engine.sample_rate());
+                const std::string position =
+                    "[round " + std::to_string(round + 1) + "/" + std::to_string(rounds) +
+                    (repeats > 1 ? ", repeat " + std::to_string(repeat + 1) + "/" + std::to_string(repeats) : "") +
+                    ", " + std::to_string(p + 1) + "/" + std::to_string(pipelines) + "] ";
+                for (size_t i = begin; i < end; ++i) {
+                    std::cerr << "\r" << position << pipeline.run.name << ": sentence " << i + 1 << "/" << count
+                              << std::flush;
+                    timed[p][i - begin].push_back(
+                        time_sentence(engine, file, result.sentences, i, options, audio[p].sample_rate));
+                }
+                if (repeat + 1 == repeats) {
+                    std::cerr << "\r" << position << pipeline.run.name << ": measuring costs   " << std::flush;
+                    costs[p].push_back(measure_bench_costs(engine, options.repeats));
+                }
+                std::cerr << "\r" << std::string(96, ' ') << "\r" << std::flush;
             }
-            const std::string position = "[round " + std::to_string(round + 1) + "/" + std::to_string(rounds) + ", " +
-                                         std::to_string(p + 1) + "/" + std::to_string(pipelines) + "] ";
-            time_sentences(engine, file, result.sentences, begin, end, options, position, result.pipelines[p], audio[p]);
-            std::cerr << "\r" << position << result.pipelines[p].run.name << ": measuring costs   " << std::flush;
-            costs[p].push_back(measure_bench_costs(engine, options.repeats));
-            std::cerr << "\r" << std::string(80, ' ') << "\r" << std::flush;
-        }
+        for (size_t p = 0; p < pipelines; ++p)
+            for (size_t i = begin; i < end; ++i)
+                keep_median_repeat(timed[p][i - begin], result.sentences.sentences[i], result.pipelines[p], audio[p]);
     }
     for (size_t p = 0; p < pipelines; ++p) result.pipelines[p].run.costs = median_costs(costs[p]);
     PipelineAudio resynthesis;

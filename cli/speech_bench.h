@@ -24,6 +24,10 @@ struct SpeechBenchOptions {
     // machine whose speed drifts slows every pipeline alike. 0: one round per
     // 10 sentences.
     size_t rounds = 0;
+    // Each round's blocks are timed this many times in turn (every pipeline
+    // once, then again); each sentence keeps the repeat whose wall time is
+    // the median of its repeats, and its repeats must be the same audio.
+    size_t timing_repeats = 1;
     recognition::TranscriptionOptions recognition;
     std::string json_file, csv_file, plot_file;  // empty: not written
 };

@@ -179,7 +179,11 @@ void print_speech_bench(std::ostream& out, const SpeechBenchResult& result) {
     if (set.skipped_without_prompt > 0)
         out << "; " << set.skipped_without_prompt << " utterance(s) without a voice prompt skipped";
     out << "\nspeedup is over the first pipeline in this run; timed in " << result.rounds
-        << " round(s), each running every pipeline on its block of sentences in turn\n";
+        << " round(s), each running every pipeline on its block of sentences in turn";
+    if (result.timing_repeats > 1)
+        out << ", " << result.timing_repeats << " times in turn (each sentence's figures: the repeat with the median "
+            << "wall time; every repeat the same audio)";
+    out << "\n";
     out << "original audio (the reference): WER " << fixed(percent(original.words), 1) << " % ("
         << original.words.errors() << " errors / " << original.words.reference_length << " words), CER "
         << fixed(percent(original.characters), 1) << " %\n";
@@ -224,6 +228,7 @@ nlohmann::json speech_bench_json(const SpeechBenchResult& result) {
     json["limit"] = result.source.limit;
     json["seed"] = result.seed;
     json["rounds"] = result.rounds;
+    json["timing_repeats"] = result.timing_repeats;
     json["sentence_count"] = result.sentences.sentences.size();
     json["skipped_without_prompt"] = result.sentences.skipped_without_prompt;
     json["original_audio_seconds"] = result.original_errors.audio_seconds;

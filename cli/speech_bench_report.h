@@ -55,6 +55,7 @@ struct SpeechBenchResult {
     SpeechSentenceSource source;
     uint64_t seed = 1;
     size_t rounds = 1;            // of the timing (SpeechBenchOptions::rounds)
+    size_t timing_repeats = 1;    // SpeechBenchOptions::timing_repeats
     SpeechSentenceSet sentences;  // their voice prompts already released
     recognition::RecognizerSettings recognizer;
     int recognition_jobs = 1;

@@ -74,6 +74,10 @@ public:
         // max_nodes not), timed right after a proposal as the loop runs it.
         int32_t step_size = 0;
         double step_after_proposal_seconds = 0.0;
+        // The same pass right after one of its own, in turns with the pass
+        // after a proposal: the two drift alike, so their ratio is what a
+        // proposal costs the pass. 0: not measured (the sizes' own cost).
+        double step_alone_in_turns_seconds = 0.0;
         // Passes of more than one token are timed without logits when the
         // pipeline does not verify: its loop's passes compute none (the
         // drafter applies the target's head, timed in its proposals).

@@ -156,10 +156,15 @@ Engine::CostProfile Engine::measure_costs(const std::vector<int>& sizes, int rep
         // dynamic length stops where its own probabilities say, which
         // varies: each proposal is costed per level it drew, and the ceiling
         // multiplies by the levels the loop drew.
-        std::vector<double> times, level_times, levels, step_times;
+        // Each turn also times the step's pass again right after the first,
+        // as the sizes above time it: measured minutes apart, the two came
+        // out 0.89x and 1.01x for one pipeline file under two names in one
+        // run, on a VM whose speed drifts by 10-15% within minutes.
+        std::vector<double> times, level_times, levels, step_times, alone_times;
+        auto step_pass = [&] { forward_chain(context.data() + context_length, step_size, with_logits(step_size)); };
         auto pass_then_proposal = [&] {
-            step_times.push_back(seconds_of(
-                [&] { forward_chain(context.data() + context_length, step_size, with_logits(step_size)); }));
+            step_times.push_back(seconds_of(step_pass));
+            alone_times.push_back(seconds_of(step_pass));
             int32_t depth = 0;
             const double seconds = seconds_of([&] { depth = propose(); });
             times.push_back(seconds);
@@ -171,9 +176,11 @@ Engine::CostProfile Engine::measure_costs(const std::vector<int>& sizes, int rep
         level_times.clear();
         levels.clear();
         step_times.clear();
+        alone_times.clear();
         for (int r = 0; r < repeats; ++r) pass_then_proposal();
         profile.step_size = step_size;
         profile.step_after_proposal_seconds = median(step_times);
+        profile.step_alone_in_turns_seconds = median(alone_times);
         profile.draft_seconds = median(times);
         profile.draft_level_seconds = level_times.empty() ? 0.0 : median(level_times);
         profile.draft_levels = median(levels);

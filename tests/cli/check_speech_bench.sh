@@ -32,7 +32,7 @@ printf 'id\tprompt_id\tprompt_begin_frame\tprompt_frames\nd\ta\t0\t20\na\tb\t0\t
 # is plain decoding with 160 positions: sentence a (24 text tokens, a 40-frame
 # prompt, 100 frames at most) needs 168 and fails, b needs 154. "buggy" fails
 # with an internal error on the letter c (id 7 of the vocabulary): in a only.
-for kind in plain chain tight buggy; do
+for kind in plain chain tight buggy irreproducible; do
   {
     printf '[pipeline]\nname = "%s"\nseed = 1\nmax_audio_seconds = 2.0\n' "$kind"
     printf '[frontend]\nplugin = "frontend.chars"\nvocabulary = "%s/models/frontend/english_chars.vocab"\n' "$source_dir"
@@ -40,6 +40,7 @@ for kind in plain chain tight buggy; do
     printf '[backbone]\nplugin = "test.markov_backbone"\nend_after = 60\nweight_megabytes = 4.0\n'
     [ "$kind" = tight ] && printf 'max_positions = 160\n'
     [ "$kind" = buggy ] && printf 'fail_on_token = 7\n'
+    [ "$kind" = irreproducible ] && printf 'irreproducible = true\n'
     if [ "$kind" = chain ]; then
       printf '[draft]\nplugin = "test.markov_drafter"\nend_after = 60\nnoise = 0.7\ndepth = 3\n'
       printf '[acceptor]\nplugin = "acceptor.exact"\n'
@@ -75,6 +76,26 @@ grep -q "timed in 2 round(s)" rounds.txt || fail "the heading does not say 2 rou
 hypotheses() { grep '"hypothesis"' "$1"; }
 [ "$(hypotheses out.json | head -4)" = "$(hypotheses rounds.json | head -4)" ] ||
   fail "two rounds changed what the pipelines said"
+
+# Timed twice in turn, each sentence keeps its median repeat: the same speech
+# again (the repeats are the same audio), and the heading and JSON say so.
+"$cadenza" bench --suite speech "${common[@]}" --timing-repeats 2 --json repeats.json > repeats.txt \
+  2> repeats-progress.txt || fail "the run with two timing repeats failed: $(cat repeats-progress.txt)"
+grep -q "\[round 1/1, repeat 2/2, 2/2\] chain: sentence 2/2" repeats-progress.txt || fail "no progress of the repeats"
+grep -q "timed in 1 round(s), each running every pipeline on its block of sentences in turn, 2 times in turn" \
+  repeats.txt || fail "the heading does not say the repeats"
+grep -q '"timing_repeats": 2' repeats.json || fail "the JSON lacks timing_repeats"
+[ "$(hypotheses out.json | head -4)" = "$(hypotheses repeats.json | head -4)" ] ||
+  fail "timing repeats changed what the pipelines said"
+# A pipeline whose repeats say different things is a bug the suite reports.
+status=0
+"$cadenza" bench --suite speech -p plain.toml -p irreproducible.toml --manifest manifest.tsv --prompts prompts.tsv \
+  --repeats 1 --jobs 2 --timing-repeats 2 > irreproducible.txt 2> irreproducible.err || status=$?
+[ "$status" -eq 2 ] || fail "exit code $status, not 2, for repeats that differ: $(cat irreproducible.err)"
+grep -q "internal error (a bug; please report it): irreproducible.toml: sentence 'a': its timing repeats differ" \
+  irreproducible.err || fail "the differing repeats are not reported: $(cat irreproducible.err)"
+grep -q "^  irreproducible: 2 of 2, 2 of them internal errors" irreproducible.txt ||
+  fail "the table does not count the differing sentences"
 
 # The sentence that does not fit: reported as it happens, counted in the
 # table, listed with its error, and the run went on to the next sentence.

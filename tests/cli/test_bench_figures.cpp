@@ -105,6 +105,20 @@ TEST(BenchFigures, DynamicLengthCostsTheLevelsAndNodesTheLoopDrafted) {
     EXPECT_NEAR(f.ceiling, 2.0 / (1.3 * 1.1 + 3 * 0.1), 1e-12);
 }
 
+TEST(BenchFigures, ThePassAfterAProposalIsAgainstTheSamePassTimedInTurnsWithIt) {
+    // cost(5) from the sizes' turns is 1.4 ms; the same pass timed in turns
+    // with the one after a proposal 1.6 ms (the machine slower then), after
+    // a proposal 1.76 ms: the ratio is 1.1, and D = 1.4 x 1.1 + 4 x 0.1.
+    PipelineRun run = chain_run(std::vector<int32_t>(100, 4), 3, 0.0);
+    run.costs.step_alone_in_turns_seconds = 1.6e-3;
+    run.costs.step_after_proposal_seconds = 1.76e-3;
+    run.stats.loop_seconds = 0.2;
+    const PipelineFigures f = compute_figures(run, plain_run(300, 0.3));
+    EXPECT_NEAR(f.pass_after_proposal_ratio, 1.1, 1e-12);
+    EXPECT_NEAR(f.verify_relative_cost, 1.4 * 1.1, 1e-12);
+    EXPECT_NEAR(f.ceiling, 3.0 / (1.4 * 1.1 + 4 * 0.1), 1e-12);
+}
+
 TEST(BenchFigures, StepsOfDifferentSizesPayTheMeanOfTheirCosts) {
     // A cost curve that is not linear: 3 tokens cost less than 2 and 4 on
     // average. Steps of 1 and 3 nodes in turn evaluate 2 and 4 tokens: the

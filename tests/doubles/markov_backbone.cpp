@@ -6,6 +6,7 @@
 // count), extends it for a tree from each node's parent, and compacts the
 // committed path into it without recomputing: a wrong compaction shows up as
 // different logits than evaluating the sequence from scratch.
+#include <atomic>
 #include <cmath>
 #include <cstddef>
 #include <cstring>
@@ -37,7 +38,12 @@ const cdz_param_spec params[] = {
     {"fail_on_token", CDZ_PARAM_INT, "-1", 1, -1, 1000000, nullptr,
      "a forward pass given this token fails with an internal error, as a plugin's bug would (-1: never)"},
     {"phone_markers", CDZ_PARAM_BOOL, "false", 0, 0, 0, nullptr, "text ids may come among the audio: [text][audio][start][end]"},
+    {"irreproducible", CDZ_PARAM_BOOL, "false", 0, 0, 0, nullptr,
+     "each instance adds the count of instances made before it in this process to its seed, as a plugin with hidden "
+     "state would: the same synthesis on a new engine says something else"},
 };
+
+std::atomic<int64_t> instances_made{0};
 
 struct Model {
     int64_t text_tokens, audio_tokens, hidden_size, end_after;
@@ -97,6 +103,7 @@ cdz_status* create(const cdz_instance_args* args, void** out_ctx) {
         auto* m = new Model{};
         double sharpness = 0, weight_megabytes = 0;
         int64_t seed = 0;
+        int irreproducible = 0;
         cdz_status* status = nullptr;
         if ((status = host->params_get_int(args->params, "text_tokens", &m->text_tokens)) ||
             (status = host->params_get_int(args->params, "audio_tokens", &m->audio_tokens)) ||
@@ -108,6 +115,7 @@ cdz_status* create(const cdz_instance_args* args, void** out_ctx) {
             (status = host->params_get_float(args->params, "context_weight", &m->context_weight)) ||
             (status = host->params_get_int(args->params, "seed", &seed)) ||
             (status = host->params_get_bool(args->params, "phone_markers", &m->phone_markers)) ||
+            (status = host->params_get_bool(args->params, "irreproducible", &irreproducible)) ||
             (status = host->params_get_float(args->params, "weight_megabytes", &weight_megabytes))) {
             delete m;
             return status;
@@ -117,6 +125,8 @@ cdz_status* create(const cdz_instance_args* args, void** out_ctx) {
         m->end_token = layout.end_token();
         m->audio_offset = layout.audio_offset();
         m->vocab = layout.vocab();
+        const int64_t made_before = instances_made++;
+        if (irreproducible) seed += made_before;
         m->table = cadenza::test::markov_table(layout, sharpness, seed);
         m->weights = std::make_unique<cadenza::test::SimulatedWeights>(weight_megabytes);
         *out_ctx = m;
