@@ -26,6 +26,11 @@ double weight_bandwidth(const Engine::CostProfile& costs) {
 
 }  // namespace
 
+double step_alone_seconds(const Engine::CostProfile& costs) {
+    if (costs.step_alone_in_turns_seconds > 0) return costs.step_alone_in_turns_seconds;
+    return costs.step_size > 0 ? cost_at(costs, costs.step_size) : 0.0;
+}
+
 double cost_at(const Engine::CostProfile& costs, double size) {
     const auto& sizes = costs.sizes;
     const auto& seconds = costs.verify_seconds;
@@ -91,9 +96,7 @@ PipelineFigures compute_figures(const PipelineRun& run, const PipelineRun& basel
     // A verifying step evaluates the pending token and every draft node; a
     // non-verifying one evaluates the tokens it emitted last time.
     const double evaluated = run.verifies ? f.draft_nodes_per_step + 1.0 : std::max(1.0, f.mean_accepted_length);
-    const double step_alone = run.costs.step_alone_in_turns_seconds > 0 ? run.costs.step_alone_in_turns_seconds
-                              : run.costs.step_size > 0                   ? cost_at(run.costs, run.costs.step_size)
-                                                                          : 0.0;
+    const double step_alone = step_alone_seconds(run.costs);
     if (run.has_drafter && step_alone > 0 && run.costs.step_after_proposal_seconds > 0)
         f.pass_after_proposal_ratio = run.costs.step_after_proposal_seconds / step_alone;
     f.verify_relative_cost = step_pass_seconds(run, evaluated) * f.pass_after_proposal_ratio / one;
@@ -173,9 +176,7 @@ void print_bench_details(std::ostream& out, const std::vector<PipelineRun>& runs
         if (runs[i].has_drafter && c.step_size > 0)
             out << "  m=" << c.step_size << " after a proposal:" << fixed(c.step_after_proposal_seconds * 1e3, 2)
                 << "ms (x" << fixed(figures[i].pass_after_proposal_ratio, 2) << " of "
-                << fixed((c.step_alone_in_turns_seconds > 0 ? c.step_alone_in_turns_seconds
-                                                            : cost_at(c, c.step_size)) * 1e3, 2)
-                << "ms in turns)";
+                << fixed(step_alone_seconds(c) * 1e3, 2) << "ms in turns)";
         if (runs[i].has_drafter)
             out << "  draft " << fixed(c.draft_seconds * 1e3, 2) << " ms per proposal of " << fixed(c.draft_levels, 0)
                 << " of " << c.draft_depth << " level(s), " << fixed(c.draft_level_seconds * 1e3, 3)

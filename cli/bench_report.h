@@ -71,6 +71,10 @@ struct PipelineFigures {
 
 // Linear interpolation of the measured costs at `size` tokens.
 double cost_at(const Engine::CostProfile& costs, double size);
+// What the step's pass after a proposal is set against: the same pass timed
+// in turns with it, or (not measured so) the sizes' own cost of that size;
+// 0 without a step size.
+double step_alone_seconds(const Engine::CostProfile& costs);
 
 PipelineFigures compute_figures(const PipelineRun& run, const PipelineRun& baseline);
 

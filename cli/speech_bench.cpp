@@ -57,6 +57,13 @@ struct TimedSentence {
     std::vector<float> samples;
 };
 
+// A sentence's failure on standard error, as it happens.
+void report_failure(const std::string& file, const SpeechSentence& sentence, const SentenceFailure& failure) {
+    std::cerr << "\n"
+              << (failure.internal ? "cadenza: internal error (a bug; please report it): " : "cadenza: sentence failed: ")
+              << file << ": sentence '" << sentence.id << "' (" << sentence.where << "): " << failure.message << "\n";
+}
+
 TimedSentence time_sentence(Engine& engine, const std::string& file, const SpeechSentenceSet& set, size_t i,
                             const SpeechBenchOptions& options, int sample_rate) {
     const SpeechSentence& sentence = set.sentences[i];
@@ -80,10 +87,7 @@ TimedSentence time_sentence(Engine& engine, const std::string& file, const Speec
     } catch (const std::exception& error) {
         // Recorded, reported and counted as all words deleted; the run goes on.
         synthesis.failure = SentenceFailure{error.what(), is_internal_error(error)};
-        std::cerr << "\n"
-                  << (synthesis.failure->internal ? "cadenza: internal error (a bug; please report it): "
-                                                  : "cadenza: sentence failed: ")
-                  << file << ": sentence '" << sentence.id << "' (" << sentence.where << "): " << error.what() << "\n";
+        report_failure(file, sentence, *synthesis.failure);
         timed.samples.clear();
         return timed;
     }
@@ -118,8 +122,7 @@ void keep_median_repeat(std::vector<TimedSentence>& repeats, const SpeechSentenc
                     " and " + std::to_string(other.samples.size()) +
                     " samples): one seed must repeat a synthesis bit for bit",
                 true};
-            std::cerr << "\ncadenza: internal error (a bug; please report it): " << result.run.file << ": sentence '"
-                      << sentence.id << "': " << failed.synthesis.failure->message << "\n";
+            report_failure(result.run.file, sentence, *failed.synthesis.failure);
             repeats.assign(1, std::move(failed));
             break;
         }

@@ -92,7 +92,7 @@ status=0
 "$cadenza" bench --suite speech -p plain.toml -p irreproducible.toml --manifest manifest.tsv --prompts prompts.tsv \
   --repeats 1 --jobs 2 --timing-repeats 2 > irreproducible.txt 2> irreproducible.err || status=$?
 [ "$status" -eq 2 ] || fail "exit code $status, not 2, for repeats that differ: $(cat irreproducible.err)"
-grep -q "internal error (a bug; please report it): irreproducible.toml: sentence 'a': its timing repeats differ" \
+grep -q "internal error (a bug; please report it): irreproducible.toml: sentence 'a' (prompts.tsv:3): its timing repeats differ" \
   irreproducible.err || fail "the differing repeats are not reported: $(cat irreproducible.err)"
 grep -q "^  irreproducible: 2 of 2, 2 of them internal errors" irreproducible.txt ||
   fail "the table does not count the differing sentences"
