@@ -159,12 +159,18 @@ Engine::CostProfile Engine::measure_costs(const std::vector<int>& sizes, int rep
         // Each turn also times the step's pass again right after the first,
         // as the sizes above time it: measured minutes apart, the two came
         // out 0.89x and 1.01x for one pipeline file under two names in one
-        // run, on a VM whose speed drifts by 10-15% within minutes.
+        // run, on a VM whose speed drifts by 10-15% within minutes. A timed
+        // proposal follows one pass after a proposal, as in the loop: after
+        // those two passes it measured 0.82-0.86 ms for int8-exact, whose
+        // proposals cost 0.71-0.72 ms in the loop, so an untimed proposal and
+        // pass come between.
         std::vector<double> times, level_times, levels, step_times, alone_times;
         auto step_pass = [&] { forward_chain(context.data() + context_length, step_size, with_logits(step_size)); };
         auto pass_then_proposal = [&] {
             step_times.push_back(seconds_of(step_pass));
             alone_times.push_back(seconds_of(step_pass));
+            propose();
+            step_pass();
             int32_t depth = 0;
             const double seconds = seconds_of([&] { depth = propose(); });
             times.push_back(seconds);
