@@ -12,6 +12,7 @@
 #include "cadenza/plugin.h"
 #include "cadenza/sdk/plugin_error.hpp"
 #include "codec_plugin_glue.h"
+#include "int8_panels.h"
 #include "libtorch_boundary.h"
 #include "mel_fsq_codec.h"
 #include "mel_stream_decoder.h"
@@ -26,7 +27,7 @@ using namespace cadenza::mel_fsq;
 
 constexpr const char* plugin_name = "codec.mel_fsq";
 
-const char* const decoder_weights_choices[] = {"float32", "float16", nullptr};
+const char* const decoder_weights_choices[] = {"float32", "float16", "int8", nullptr};
 
 const cdz_param_spec params[] = {
     {"model", CDZ_PARAM_PATH, nullptr, 0, 0, 0, nullptr, "codec weights (.safetensors from `cadenza train codec`)"},
@@ -43,7 +44,9 @@ const cdz_param_spec params[] = {
     {"decoder_weights", CDZ_PARAM_STRING, "\"float32\"", 0, 0, 0, decoder_weights_choices,
      "how the decoder's convolutions store their weights: float32, or float16 (each weight rounded to the nearest "
      "half and converted as the AVX-512 kernel loads it: half the bytes every decoded chunk streams through the "
-     "caches the backbone's passes share). float16 needs the AVX-512 kernel; elsewhere float32, with a warning. "
+     "caches the backbone's passes share), or int8 (each output's weights in 127 steps of its largest magnitude, "
+     "each window of input rounded the same way, the products summed exactly by AVX-512 VNNI: a quarter of the "
+     "bytes). float16 and int8 need the AVX-512 kernel, int8 VNNI too; elsewhere float32, with a warning. "
      "The encoder (a voice prompt's codes) stays float32"},
 };
 
@@ -117,16 +120,19 @@ std::unique_ptr<codec_plugin::MonoCodec> make_codec(const cdz_instance_args& arg
     const at::Device device = torch_device(args.device && *args.device ? args.device : "cpu");
     try {
         MelFsqCodec codec = MelFsqCodec::load(p.string("model"), device);
-        if (p.string("decoder_weights") == "float16") {
+        const std::string decoder_weights = p.string("decoder_weights");
+        if (decoder_weights != "float32") {
+            const bool int8 = decoder_weights == "int8";
             // Only the CPU's convolutions have panels; elsewhere LibTorch's operators run the model in float32.
             const char* why_not = !device.is_cpu() ? "applies to the CPU's convolutions, and the codec runs elsewhere"
                                   : !llama::combine_rows_vectorized() ? "needs the AVX-512 kernel, which does not run here"
-                                                                      : nullptr;
+                                  : int8 && !llama::int8_panels_supported() ? "needs AVX-512 VNNI, which this CPU does not have"
+                                                                            : nullptr;
             if (!why_not)
-                codec.set_decoder_precision(llama::PanelPrecision::float16);
+                codec.set_decoder_precision(int8 ? llama::PanelPrecision::int8 : llama::PanelPrecision::float16);
             else if (sdk::host().log_enabled(CDZ_LOG_WARN))
                 sdk::host().log(CDZ_LOG_WARN, plugin_name,
-                                (std::string("decoder_weights = \"float16\" ") + why_not +
+                                ("decoder_weights = \"" + decoder_weights + "\" " + why_not +
                                  ": the decoder's weights stay float32").c_str());
         }
         return std::make_unique<MelMonoCodec>(std::move(codec), stream,

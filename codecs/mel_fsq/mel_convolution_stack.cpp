@@ -4,6 +4,7 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "int8_panels.h"
 #include "parallel_parts.h"
 #include "probability_row.h"
 #include "row_combinations.h"
@@ -27,8 +28,8 @@ void gelu_rows(const float* x, int64_t count, float* out, float* scratch) {
 
 MelConvolutionStack::MelConvolutionStack(const MelAutoencoder& model, const std::string& side,
                                          llama::PanelPrecision precision) {
-    if (precision == llama::PanelPrecision::int8)
-        throw std::invalid_argument("the mel-FSQ convolutions' panels are float32 or float16, not int8");
+    if (precision == llama::PanelPrecision::int8 && !llama::int8_panels_supported())
+        throw std::invalid_argument("int8 convolution weights need AVX-512 VNNI, which this CPU does not have");
     const MelCodecConfig& config = model.config();
     const int64_t blocks = side == "encoder" ? config.encoder_blocks : config.decoder_blocks;
     std::vector<std::string> names{side + ".input"};
@@ -48,6 +49,14 @@ MelConvolutionStack::MelConvolutionStack(const MelAutoencoder& model, const std:
         convolutions_.push_back(std::move(conv));
     }
     if (llama::combine_rows_vectorized()) panels_ = llama::PanelSet::pack(matrices, precision);
+}
+
+llama::PanelPrecision MelConvolutionStack::precision() const {
+    if (panels_.matrices.empty()) return llama::PanelPrecision::float32;
+    const llama::PanelMatrix& first = panels_.matrices.front();
+    return first.int8() ? llama::PanelPrecision::int8
+           : first.half() ? llama::PanelPrecision::float16
+                          : llama::PanelPrecision::float32;
 }
 
 void MelConvolutionStack::apply(size_t index, const float* x, int64_t count, float* y) const {

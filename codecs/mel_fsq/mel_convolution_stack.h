@@ -32,15 +32,18 @@ public:
     // `side` "encoder" or "decoder": its input convolution, (conv1, conv2)
     // per block, and its output convolution, in that order, from the model's
     // tensors (copied to the CPU as float32: later changes to the model do
-    // not reach them). `precision` is the panels' (float32 or float16: each
-    // weight rounded to the nearest half, converted as the kernel loads it);
-    // without the AVX-512 kernel there are no panels and the weights stay
-    // float32 (half_weights() says which).
+    // not reach them). `precision` is the panels' (float32; float16: each
+    // weight rounded to the nearest half, converted as the kernel loads it;
+    // int8: each output's weights in 127 steps of its largest magnitude and
+    // each window of input rounded the same way, int8_panels.h, which needs
+    // AVX-512 VNNI and throws std::invalid_argument without it); without the
+    // AVX-512 kernel there are no panels and the weights stay float32
+    // (precision() says which).
     MelConvolutionStack(const MelAutoencoder& model, const std::string& side,
                         llama::PanelPrecision precision = llama::PanelPrecision::float32);
 
-    // Whether the convolutions run on float16 panels.
-    bool half_weights() const { return !panels_.matrices.empty() && panels_.matrices.front().half(); }
+    // How the convolutions' weights are stored (float32 without panels).
+    llama::PanelPrecision precision() const;
 
     size_t size() const { return convolutions_.size(); }
     const Convolution& operator[](size_t index) const { return convolutions_[index]; }

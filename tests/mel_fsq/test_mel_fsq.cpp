@@ -6,14 +6,17 @@
 #include <ATen/ATen.h>
 #include <ATen/CPUGeneratorImpl.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <map>
 #include <set>
+#include <vector>
 
 #include "finite_scalar_quantizer.h"
 #include "griffin_lim.h"
 #include "incremental_mel_decoder.h"
+#include "int8_panels.h"
 #include "lane_real_fft.h"
 #include "mel_convolution_stack.h"
 #include "mel_fsq_codec.h"
@@ -374,17 +377,17 @@ TEST(MelConvolutionStack, HalfWeightsSumAsTheWeightsRoundedToHalf) {
     const MelAutoencoder model = MelAutoencoder::initialize(config, 7);
     const MelConvolutionStack half(model, "decoder", llama::PanelPrecision::float16);
     if (!llama::combine_rows_vectorized()) {
-        EXPECT_FALSE(half.half_weights());
+        EXPECT_EQ(half.precision(), llama::PanelPrecision::float32);
         GTEST_SKIP() << "no AVX-512 kernel: the panels' precision does not apply";
     }
-    ASSERT_TRUE(half.half_weights());
+    ASSERT_EQ(half.precision(), llama::PanelPrecision::float16);
     std::map<std::string, at::Tensor> rounded = model.tensors();
     for (auto& [name, tensor] : rounded)
         if (name.rfind("decoder.", 0) == 0 && name.size() > 7 && name.substr(name.size() - 7) == ".weight")
             tensor = tensor.to(at::kHalf).to(at::kFloat);
     const MelConvolutionStack reference(MelAutoencoder::from_tensors(config, rounded), "decoder");
     const MelConvolutionStack full(model, "decoder");
-    EXPECT_FALSE(full.half_weights());
+    EXPECT_EQ(full.precision(), llama::PanelPrecision::float32);
     at::manual_seed(3);
     for (const int64_t frames : {1, 6, 7, 37}) {
         const at::Tensor values = at::rand({config.latent_dim(), frames}) * 2 - 1;
@@ -399,13 +402,59 @@ TEST(MelConvolutionStack, HalfWeightsSumAsTheWeightsRoundedToHalf) {
     const at::Tensor full_mel = codec.decode_log_mel(codes);
     MelFsqCodec half_codec = codec;
     half_codec.set_decoder_precision(llama::PanelPrecision::float16);
-    EXPECT_TRUE(half_codec.decoder_stack().half_weights());
-    EXPECT_FALSE(codec.decoder_stack().half_weights());
+    EXPECT_EQ(half_codec.decoder_stack().precision(), llama::PanelPrecision::float16);
+    EXPECT_EQ(codec.decoder_stack().precision(), llama::PanelPrecision::float32);
     EXPECT_TRUE(at::equal(half_codec.encode(audio), codes));
     const at::Tensor half_mel = half_codec.decode_log_mel(codes);
     EXPECT_FALSE(at::equal(half_mel, full_mel));
     EXPECT_LT((half_mel - full_mel).abs().max().item<float>(), 1e-2f * (1.0f + full_mel.abs().max().item<float>()));
-    EXPECT_THROW(MelConvolutionStack(model, "decoder", llama::PanelPrecision::int8), std::invalid_argument);
+}
+
+// decoder_weights = "int8": each convolution is combine_int8_panels over
+// the weights as [out, kernel * in] (each output window's input rounded on
+// its own, so a frame's result does not depend on the frames decoded with
+// it), near float32's; the encoder stays float32, so the codes do not change.
+TEST(MelConvolutionStack, Int8WeightsAreTheInt8PanelsOverEachWindow) {
+    const MelCodecConfig config = small_config();
+    const MelAutoencoder model = MelAutoencoder::initialize(config, 7);
+    if (!llama::combine_rows_vectorized() || !llama::int8_panels_supported()) {
+        if (!llama::int8_panels_supported())
+            EXPECT_THROW(MelConvolutionStack(model, "decoder", llama::PanelPrecision::int8), std::invalid_argument);
+        GTEST_SKIP() << "no AVX-512 VNNI kernel: int8 panels do not run here";
+    }
+    const MelConvolutionStack int8(model, "decoder", llama::PanelPrecision::int8);
+    const MelConvolutionStack full(model, "decoder");
+    ASSERT_EQ(int8.precision(), llama::PanelPrecision::int8);
+    at::manual_seed(3);
+    const MelConvolutionStack::Convolution& conv = int8[1];
+    const int64_t count = 9;
+    const at::Tensor x = at::rand({(count + conv.kernel - 1) * conv.in}) * 2 - 1;
+    std::vector<float> y(static_cast<size_t>(count * conv.out)), alone(static_cast<size_t>(conv.out));
+    int8.apply(1, x.data_ptr<float>(), count, y.data());
+    const llama::PanelMatrix reference = llama::PanelMatrix::pack(conv.weight, {}, llama::PanelPrecision::int8);
+    std::vector<float> expected(y.size());
+    llama::combine_int8_panels(x.data_ptr<float>(), count, conv.in, reference.int8_panels, reference.int8_scales,
+                               reference.int8_sums, reference.in, conv.out, conv.bias.data_ptr<float>(),
+                               expected.data(), conv.out);
+    EXPECT_EQ(y, expected);
+    for (int64_t t = 0; t < count; ++t) {
+        int8.apply(1, x.data_ptr<float>() + t * conv.in, 1, alone.data());
+        EXPECT_TRUE(std::equal(alone.begin(), alone.end(), y.begin() + t * conv.out)) << "frame " << t;
+    }
+    for (const int64_t frames : {1, 7, 37}) {
+        const at::Tensor values = at::rand({config.latent_dim(), frames}) * 2 - 1;
+        const at::Tensor rows = int8.run(values), exact = full.run(values);
+        EXPECT_FALSE(at::equal(rows, exact)) << frames << " frames";
+        EXPECT_LT((rows - exact).abs().max().item<float>(), 5e-2f * (1.0f + exact.abs().max().item<float>()))
+            << frames << " frames";
+        EXPECT_TRUE(at::equal(int8.run(values, 2), rows)) << frames << " frames on two threads";
+    }
+    MelFsqCodec codec(MelAutoencoder::initialize(config, 5), at::randn({80}), at::rand({80}) + 0.5);
+    const at::Tensor audio = test_signal(16000, 16000);
+    MelFsqCodec int8_codec = codec;
+    int8_codec.set_decoder_precision(llama::PanelPrecision::int8);
+    EXPECT_TRUE(at::equal(int8_codec.encode(audio), codec.encode(audio)));
+    EXPECT_EQ(int8_codec.decoder_stack().precision(), llama::PanelPrecision::int8);
 }
 
 // Each frame computed once, as the codes arrive in pieces of any size (an
