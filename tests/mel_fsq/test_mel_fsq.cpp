@@ -410,8 +410,8 @@ TEST(MelConvolutionStack, HalfWeightsSumAsTheWeightsRoundedToHalf) {
     EXPECT_LT((half_mel - full_mel).abs().max().item<float>(), 1e-2f * (1.0f + full_mel.abs().max().item<float>()));
 }
 
-// decoder_weights = "int8": each convolution is combine_int8_panels over
-// the weights as [out, kernel * in] (each output window's input rounded on
+// decoder_weights = "int8": each convolution is an int8 PanelMatrix of
+// the weights as [out, kernel * in] (combine_int8_panels) (each output window's input rounded on
 // its own, so a frame's result does not depend on the frames decoded with
 // it), near float32's; the encoder stays float32, so the codes do not change.
 TEST(MelConvolutionStack, Int8WeightsAreTheInt8PanelsOverEachWindow) {
@@ -433,9 +433,8 @@ TEST(MelConvolutionStack, Int8WeightsAreTheInt8PanelsOverEachWindow) {
     int8.apply(1, x.data_ptr<float>(), count, y.data());
     const llama::PanelMatrix reference = llama::PanelMatrix::pack(conv.weight, {}, llama::PanelPrecision::int8);
     std::vector<float> expected(y.size());
-    llama::combine_int8_panels(x.data_ptr<float>(), count, conv.in, reference.int8_panels, reference.int8_scales,
-                               reference.int8_sums, reference.in, conv.out, conv.bias.data_ptr<float>(),
-                               expected.data(), conv.out);
+    llama::combine_panels(x.data_ptr<float>(), count, conv.in, reference, conv.bias.data_ptr<float>(), expected.data(),
+                          conv.out);
     EXPECT_EQ(y, expected);
     for (int64_t t = 0; t < count; ++t) {
         int8.apply(1, x.data_ptr<float>() + t * conv.in, 1, alone.data());
