@@ -26,6 +26,7 @@ struct BenchOptions {
     size_t max_texts = 0;
     size_t rounds = 0;  // speech suite; 0: one per 10 sentences
     size_t timing_repeats = 1;  // speech suite
+    size_t seeds = 1;           // speech suite
     SpeechSentenceSource sentences;
     recognition::TranscriptionOptions recognition;
 };
@@ -119,6 +120,7 @@ int run_bench(const BenchOptions& options, const SuiteOptions& suite_options) {
     speech.repeats = options.repeats;
     speech.rounds = options.rounds;
     speech.timing_repeats = options.timing_repeats;
+    speech.seeds = options.seeds;
     speech.recognition = options.recognition;
     speech.json_file = options.json_file;
     speech.csv_file = options.csv_file;
@@ -169,6 +171,11 @@ Command add_bench_command(CLI::App& app) {
     bench->add_option("--timing-repeats", options->timing_repeats,
                       "speech suite: time each round's blocks this many times in turn; each sentence keeps the "
                       "repeat with the median wall time (its repeats must be the same audio; default 1)")
+        ->check(CLI::Range(1, 20));
+    bench->add_option("--seeds", options->seeds,
+                      "speech suite: synthesize each sentence with this many seeds in every pipeline (seed + i, "
+                      "then seed + i + N, ... for N sentences); the WER intervals resample the sentences with all "
+                      "their seeds (default 1)")
         ->check(CLI::Range(1, 20));
     bench->add_option("--jobs,-j", options->recognition.jobs,
                       "speech suite: recognition threads, each with its own decoder (default: one per core)")

@@ -64,13 +64,14 @@ void report_failure(const std::string& file, const SpeechSentence& sentence, con
               << file << ": sentence '" << sentence.id << "' (" << sentence.where << "): " << failure.message << "\n";
 }
 
-TimedSentence time_sentence(Engine& engine, const std::string& file, const SpeechSentenceSet& set, size_t i,
+// Synthesis `item` is sentence item % N's with seed + item (N sentences).
+TimedSentence time_sentence(Engine& engine, const std::string& file, const SpeechSentenceSet& set, size_t item,
                             const SpeechBenchOptions& options, int sample_rate) {
-    const SpeechSentence& sentence = set.sentences[i];
+    const SpeechSentence& sentence = set.sentences[item % set.sentences.size()];
     const bool streams = engine.has_codec() && engine.codec_info().can_stream;
     SynthesisRequest request;
     request.text = sentence.text;
-    request.seed = options.seed + i;
+    request.seed = options.seed + item;
     request.voice_prompt = sentence.voice_prompt;
     request.voice_prompt_sample_rate = set.prompt_sample_rate;
     TimedSentence timed;
@@ -167,17 +168,18 @@ void recognize(SpeechBenchResult& result, PipelineAudio& resynthesis, std::vecto
         items.push_back(recognition::ScoringItem::from_samples(
             sentences[i].id, std::move(resynthesis.sentences[i]), resynthesis.sample_rate, sentences[i].text));
     resynthesis.sentences.clear();
-    // Where each pipeline's sentence is among the items; none when it failed.
+    // Where each pipeline's synthesis is among the items; none when it failed.
     std::vector<std::vector<std::optional<size_t>>> item_of(result.pipelines.size());
     for (size_t p = 0; p < result.pipelines.size(); ++p)
-        for (size_t i = 0; i < sentences.size(); ++i) {
-            if (result.pipelines[p].sentences.at(i).failure) {
+        for (size_t j = 0; j < result.pipelines[p].sentences.size(); ++j) {
+            if (result.pipelines[p].sentences[j].failure) {
                 item_of[p].emplace_back();
                 continue;
             }
+            const SpeechSentence& sentence = sentences[j % sentences.size()];
             item_of[p].emplace_back(items.size());
-            items.push_back(recognition::ScoringItem::from_samples(
-                sentences[i].id, std::move(audio[p].sentences[i]), audio[p].sample_rate, sentences[i].text));
+            items.push_back(recognition::ScoringItem::from_samples(sentence.id, std::move(audio[p].sentences[j]),
+                                                                   audio[p].sample_rate, sentence.text));
         }
     audio.clear();
 
@@ -201,10 +203,11 @@ void recognize(SpeechBenchResult& result, PipelineAudio& resynthesis, std::vecto
     if (resynthesized) take(1, result.resynthesis, result.resynthesis_errors);
     for (size_t p = 0; p < result.pipelines.size(); ++p) {
         auto& pipeline = result.pipelines[p];
-        for (size_t i = 0; i < sentences.size(); ++i) {
-            const auto& item = item_of[p][i];
+        for (size_t j = 0; j < pipeline.sentences.size(); ++j) {
+            const auto& item = item_of[p][j];
+            const SpeechSentence& sentence = sentences[j % sentences.size()];
             pipeline.recognized.push_back(item ? std::move(report.utterances[*item])
-                                               : failed_sentence_result(sentences[i].id, sentences[i].text));
+                                               : failed_sentence_result(sentence.id, sentence.text));
             pipeline.errors.add(pipeline.recognized.back());
         }
     }
@@ -232,7 +235,12 @@ int run_speech_bench(const SpeechBenchOptions& options) {
     for (const auto& file : options.pipelines) configs.push_back(load_pipeline_config_file(file));
 
     const size_t count = result.sentences.sentences.size(), pipelines = options.pipelines.size();
-    const size_t rounds = std::max<size_t>(1, std::min(count, options.rounds > 0 ? options.rounds : (count + 9) / 10));
+    if (options.seeds < 1) throw Error(CDZ_STATUS_INVALID_ARGUMENT, "--seeds must be at least 1");
+    result.seeds = options.seeds;
+    // Synthesis j: sentence j % count with seed + j (time_sentence).
+    const size_t syntheses = count * options.seeds;
+    const size_t rounds =
+        std::max<size_t>(1, std::min(syntheses, options.rounds > 0 ? options.rounds : (syntheses + 9) / 10));
     result.rounds = rounds;
     std::vector<PipelineAudio> audio(pipelines);
     result.pipelines.resize(pipelines);
@@ -240,7 +248,7 @@ int run_speech_bench(const SpeechBenchOptions& options) {
     const size_t repeats = std::max<size_t>(1, options.timing_repeats);
     result.timing_repeats = repeats;
     for (size_t round = 0; round < rounds; ++round) {
-        const size_t begin = count * round / rounds, end = count * (round + 1) / rounds;
+        const size_t begin = syntheses * round / rounds, end = syntheses * (round + 1) / rounds;
         // [pipeline][sentence - begin][repeat]
         std::vector<std::vector<std::vector<TimedSentence>>> timed(
             pipelines, std::vector<std::vector<TimedSentence>>(end - begin));
@@ -267,8 +275,10 @@ int run_speech_bench(const SpeechBenchOptions& options) {
                     (repeats > 1 ? ", repeat " + std::to_string(repeat + 1) + "/" + std::to_string(repeats) : "") +
                     ", " + std::to_string(p + 1) + "/" + std::to_string(pipelines) + "] ";
                 for (size_t i = begin; i < end; ++i) {
-                    std::cerr << "\r" << position << pipeline.run.name << ": sentence " << i + 1 << "/" << count
-                              << std::flush;
+                    std::cerr << "\r" << position << pipeline.run.name << ": sentence " << i % count + 1 << "/"
+                              << count;
+                    if (options.seeds > 1) std::cerr << ", seed " << i / count + 1 << "/" << options.seeds;
+                    std::cerr << std::flush;
                     timed[p][i - begin].push_back(
                         time_sentence(engine, file, result.sentences, i, options, audio[p].sample_rate));
                 }
@@ -280,7 +290,8 @@ int run_speech_bench(const SpeechBenchOptions& options) {
             }
         for (size_t p = 0; p < pipelines; ++p)
             for (size_t i = begin; i < end; ++i)
-                keep_median_repeat(timed[p][i - begin], result.sentences.sentences[i], result.pipelines[p], audio[p]);
+                keep_median_repeat(timed[p][i - begin], result.sentences.sentences[i % count], result.pipelines[p],
+                                   audio[p]);
     }
     for (size_t p = 0; p < pipelines; ++p) result.pipelines[p].run.costs = median_costs(costs[p]);
     PipelineAudio resynthesis;
@@ -304,7 +315,8 @@ int run_speech_bench(const SpeechBenchOptions& options) {
             points.push_back({p.run.name, p.figures.speedup, 100.0 * p.errors.words.rate()});
         plot_speedup_against_wer(options.plot_file, points, 100.0 * result.original_errors.words.rate(),
                                  "cadenza bench --suite speech: " + std::to_string(result.sentences.sentences.size()) +
-                                     " sentences of split " + result.source.split,
+                                     " sentences of split " + result.source.split +
+                                     (result.seeds > 1 ? ", " + std::to_string(result.seeds) + " seeds each" : ""),
                                  result.pipelines.front().run.name);
         std::cerr << "wrote " << options.plot_file << '\n';
     }

@@ -28,6 +28,12 @@ struct SpeechBenchOptions {
     // once, then again); each sentence keeps the repeat whose wall time is
     // the median of its repeats, and its repeats must be the same audio.
     size_t timing_repeats = 1;
+    // Each sentence is synthesized with this many seeds in every pipeline:
+    // of N sentences, sentence i's k-th synthesis uses seed + i + k * N, so
+    // the first N are those of a run with one seed. Sampled speech varies
+    // from seed to seed as much as between two pipelines; more seeds narrow
+    // the intervals of a paired WER difference.
+    size_t seeds = 1;
     recognition::TranscriptionOptions recognition;
     std::string json_file, csv_file, plot_file;  // empty: not written
 };

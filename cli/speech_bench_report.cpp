@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <iomanip>
 #include <sstream>
+#include <stdexcept>
 
 #include "edit_counts_json.h"
 
@@ -52,12 +53,6 @@ nlohmann::json errors_json(const ErrorTotals& totals, const ErrorTotals& origina
             {"recognition_cpu_seconds", totals.recognition_seconds}};
 }
 
-std::vector<EditCounts> sentence_words(const SpeechPipelineResult& pipeline) {
-    std::vector<EditCounts> words;
-    for (const auto& r : pipeline.recognized) words.push_back(r.words);
-    return words;
-}
-
 std::string interval_text(const evaluation::Interval& interval, bool with_sign) {
     auto format = [&](double value) { return with_sign ? signed_fixed(value, 1) : fixed(value, 1); };
     return "[" + format(interval.low) + ", " + format(interval.high) + "]";
@@ -71,7 +66,9 @@ double wer_difference_points(const SpeechBenchResult& result, const SpeechPipeli
 void print_wer_intervals(std::ostream& out, const SpeechBenchResult& result) {
     const auto& first = result.pipelines.front();
     out << "\nWER with 95% bootstrap intervals (" << result.bootstrap_resamples << " resamples of the "
-        << result.sentences.sentences.size() << " sentences with replacement, seed " << result.bootstrap_seed
+        << result.sentences.sentences.size() << " sentences with replacement";
+    if (result.seeds > 1) out << ", each with its " << result.seeds << " seeds";
+    out << ", seed " << result.bootstrap_seed
         << "; differences paired: both pipelines on the same resampled sentences)\n";
     for (size_t p = 0; p < result.pipelines.size(); ++p) {
         const auto& pipeline = result.pipelines[p];
@@ -97,7 +94,7 @@ void print_failures(std::ostream& out, const SpeechBenchResult& result) {
             out << "\nfailed sentences (no audio; each counts as all its reference words and characters deleted, and "
                    "is left out of the speed figures)\n";
         heading = true;
-        out << "  " << pipeline.run.name << ": " << pipeline.failed_sentences() << " of " << sentences.size();
+        out << "  " << pipeline.run.name << ": " << pipeline.failed_sentences() << " of " << pipeline.sentences.size();
         if (pipeline.internal_errors() > 0)
             out << ", " << pipeline.internal_errors() << " of them internal errors (a bug; please report it)";
         out << '\n';
@@ -109,8 +106,10 @@ void print_failures(std::ostream& out, const SpeechBenchResult& result) {
                 out << "    ... and " << pipeline.failed_sentences() - failures_listed << " more (the JSON lists all)\n";
                 break;
             }
-            out << "    '" << sentences[i].id << "' (" << sentences[i].where
-                << "): " << (failure->internal ? "INTERNAL ERROR: " : "") << failure->message << '\n';
+            const SpeechSentence& sentence = sentences[i % sentences.size()];
+            out << "    '" << sentence.id << "' (" << sentence.where;
+            if (result.seeds > 1) out << ", seed " << result.seed + i;
+            out << "): " << (failure->internal ? "INTERNAL ERROR: " : "") << failure->message << '\n';
         }
     }
 }
@@ -137,13 +136,24 @@ recognition::UtteranceResult failed_sentence_result(const std::string& id, const
     return result;
 }
 
+std::vector<EditCounts> sentence_word_counts(const SpeechPipelineResult& pipeline, size_t sentence_count) {
+    const size_t syntheses = pipeline.recognized.size();
+    if (sentence_count == 0 ? syntheses > 0 : syntheses % sentence_count != 0)
+        throw std::invalid_argument("sentence_word_counts: " + std::to_string(syntheses) +
+                                    " recognized syntheses are not a whole number of seeds of " +
+                                    std::to_string(sentence_count) + " sentences");
+    std::vector<EditCounts> words(sentence_count);
+    for (size_t j = 0; j < syntheses; ++j) words[j % sentence_count] += pipeline.recognized[j].words;
+    return words;
+}
+
 void estimate_wer_intervals(SpeechBenchResult& result) {
     if (result.pipelines.empty()) return;
-    const evaluation::SentenceBootstrap bootstrap(result.sentences.sentences.size(), result.bootstrap_resamples,
-                                                  result.bootstrap_seed);
-    const auto first = sentence_words(result.pipelines.front());
+    const size_t count = result.sentences.sentences.size();
+    const evaluation::SentenceBootstrap bootstrap(count, result.bootstrap_resamples, result.bootstrap_seed);
+    const auto first = sentence_word_counts(result.pipelines.front(), count);
     for (auto& pipeline : result.pipelines) {
-        const auto words = sentence_words(pipeline);
+        const auto words = sentence_word_counts(pipeline, count);
         pipeline.wer_percent_ci95 = bootstrap.wer_percent(words);
         pipeline.wer_difference_ci95 = bootstrap.wer_difference_points(words, first);
     }
@@ -176,6 +186,9 @@ void print_speech_bench(std::ostream& out, const SpeechBenchResult& result) {
     out << "cadenza bench --suite speech: " << result.pipelines.size() << " pipeline(s), " << set.sentences.size()
         << " sentence(s) of split " << result.source.split << " (" << fixed(original.audio_seconds, 1)
         << " s of original audio), each with its voice prompt and seed " << result.seed << " + i in every pipeline";
+    if (result.seeds > 1)
+        out << ", and again with seed " << result.seed << " + i + k x " << set.sentences.size() << " for k = 1.."
+            << result.seeds - 1 << " (" << result.seeds << " syntheses of each sentence)";
     if (set.skipped_without_prompt > 0)
         out << "; " << set.skipped_without_prompt << " utterance(s) without a voice prompt skipped";
     out << "\nspeedup is over the first pipeline in this run; timed in " << result.rounds
@@ -227,6 +240,7 @@ nlohmann::json speech_bench_json(const SpeechBenchResult& result) {
     json["split"] = result.source.split;
     json["limit"] = result.source.limit;
     json["seed"] = result.seed;
+    json["seeds_per_sentence"] = result.seeds;
     json["rounds"] = result.rounds;
     json["timing_repeats"] = result.timing_repeats;
     json["sentence_count"] = result.sentences.sentences.size();
@@ -244,9 +258,9 @@ nlohmann::json speech_bench_json(const SpeechBenchResult& result) {
         {"resamples", result.bootstrap_resamples},
         {"seed", result.bootstrap_seed},
         {"confidence", evaluation::SentenceBootstrap::default_confidence},
-        {"method", "sentences resampled with replacement; WER of a resample = its word errors summed / its reference "
-                   "words summed; percentile interval; differences to the first pipeline paired on the same "
-                   "resamples"}};
+        {"method", "sentences resampled with replacement, each with all its seeds; WER of a resample = its word "
+                   "errors summed / its reference words summed; percentile interval; differences to the first "
+                   "pipeline paired on the same resamples"}};
     json["failed_sentence_scoring"] = "a sentence whose synthesis failed counts as all its reference words and "
                                       "characters deleted; it is left out of the speed figures";
     json["original_audio"] = errors_json(result.original_errors, result.original_errors);
@@ -293,6 +307,7 @@ nlohmann::json speech_bench_json(const SpeechBenchResult& result) {
             const auto& synthesis = pipeline.sentences[i];
             const auto& recognized = pipeline.recognized.at(i);
             nlohmann::json sentence{{"id", recognized.id},
+                                    {"seed", result.seed + i},
                                     {"failed", synthesis.failure.has_value()},
                                     {"hypothesis", recognized.hypothesis},
                                     {"words", edit_counts_json(recognized.words)},

@@ -41,8 +41,10 @@ struct SentenceSynthesis {
 struct SpeechPipelineResult {
     PipelineRun run;  // its statistics summed over the sentences that did not fail
     PipelineFigures figures;
-    std::vector<SentenceSynthesis> sentences;              // in sentence order
-    std::vector<recognition::UtteranceResult> recognized;  // in sentence order; a failed one: all words deleted
+    // Synthesis j is sentence j % N's with seed + j, N sentences
+    // (SpeechBenchResult::seeds of them each): sentence order, seed by seed.
+    std::vector<SentenceSynthesis> sentences;
+    std::vector<recognition::UtteranceResult> recognized;  // in the same order; a failed one: all words deleted
     recognition::ErrorTotals errors;
     evaluation::Interval wer_percent_ci95;
     evaluation::Interval wer_difference_ci95;  // points, paired, against the first pipeline; [0, 0] for the first
@@ -54,6 +56,7 @@ struct SpeechPipelineResult {
 struct SpeechBenchResult {
     SpeechSentenceSource source;
     uint64_t seed = 1;
+    size_t seeds = 1;             // syntheses of each sentence in each pipeline (SpeechBenchOptions::seeds)
     size_t rounds = 1;            // of the timing (SpeechBenchOptions::rounds)
     size_t timing_repeats = 1;    // SpeechBenchOptions::timing_repeats
     SpeechSentenceSet sentences;  // their voice prompts already released
@@ -75,6 +78,10 @@ struct SpeechBenchResult {
 // What a sentence that failed counts as: its reference against an empty
 // hypothesis, every word and character deleted.
 recognition::UtteranceResult failed_sentence_result(const std::string& id, const std::string& reference);
+
+// Each sentence's word counts summed over its seeds: what the bootstrap
+// resamples, so that a sentence's seeds go in or out of a resample together.
+std::vector<recognition::EditCounts> sentence_word_counts(const SpeechPipelineResult& pipeline, size_t sentence_count);
 
 // Fills each pipeline's wer_percent_ci95 and wer_difference_ci95 from its
 // recognized sentences, with the result's bootstrap settings.

@@ -87,6 +87,22 @@ grep -q "timed in 1 round(s), each running every pipeline on its block of senten
 grep -q '"timing_repeats": 2' repeats.json || fail "the JSON lacks timing_repeats"
 [ "$(hypotheses out.json | head -4)" = "$(hypotheses repeats.json | head -4)" ] ||
   fail "timing repeats changed what the pipelines said"
+# With two seeds every pipeline says each sentence twice: with seed 1 + i, as
+# in a run with one seed, then with seed 1 + i + 2.
+"$cadenza" bench --suite speech "${common[@]}" --seeds 2 --json seeds.json > seeds.txt 2> seeds-progress.txt ||
+  fail "the run with two seeds failed: $(cat seeds-progress.txt)"
+grep -q "\[round 1/1, 2/2\] chain: sentence 2/2, seed 2/2" seeds-progress.txt || fail "no progress of the second seed"
+grep -q "again with seed 1 + i + k x 2 for k = 1..1 (2 syntheses of each sentence)" seeds.txt ||
+  fail "the heading does not say the seeds"
+grep -q "^WER with 95% bootstrap intervals (2000 resamples of the 2 sentences with replacement, each with its 2 seeds" \
+  seeds.txt || fail "the bootstrap heading does not say the seeds"
+grep -q '"seeds_per_sentence": 2' seeds.json || fail "the JSON lacks seeds_per_sentence"
+[ "$(grep -c '"hypothesis"' seeds.json)" -eq 8 ] || fail "the JSON does not hold 4 syntheses of each pipeline"
+# Each pipeline's syntheses carry seeds 1..4 (the JSON lists the pipelines first).
+[ "$(grep -o '"seed": [0-9]*' seeds.json | head -8 | tr -d '"seed: ' | tr '\n' ,)" = "1,2,3,4,1,2,3,4," ] ||
+  fail "the syntheses' seeds are not 1..4 in each pipeline: $(grep -o '"seed": [0-9]*' seeds.json | tr '\n' ' ')"
+[ "$(hypotheses seeds.json | sed -n '1,2p;5,6p')" = "$(hypotheses rounds.json | head -4)" ] ||
+  fail "the first seed did not say what a run with one seed says"
 # A pipeline whose repeats say different things is a bug the suite reports.
 status=0
 "$cadenza" bench --suite speech -p plain.toml -p irreproducible.toml --manifest manifest.tsv --prompts prompts.tsv \
