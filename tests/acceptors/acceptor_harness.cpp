@@ -1,7 +1,10 @@
 #include "acceptor_harness.h"
 
+#include <algorithm>
 #include <cmath>
 #include <random>
+#include <stdexcept>
+#include <utility>
 
 #include "error.h"
 #include "pipeline_config.h"
@@ -116,6 +119,38 @@ double chi_square(const std::vector<int64_t>& observed, const std::vector<double
         ++cells;
     }
     degrees = cells - 1;
+    return statistic;
+}
+
+double chi_square_two_samples(const std::vector<int64_t>& first, const std::vector<int64_t>& second, int& degrees) {
+    if (first.size() != second.size()) throw std::invalid_argument("chi_square_two_samples: the samples' cells differ");
+    int64_t first_total = 0, second_total = 0;
+    for (size_t i = 0; i < first.size(); ++i) {
+        first_total += first[i];
+        second_total += second[i];
+    }
+    if (first_total == 0 || second_total == 0) throw std::invalid_argument("chi_square_two_samples: an empty sample");
+    const double total = static_cast<double>(first_total + second_total);
+    const double first_share = static_cast<double>(first_total) / total;
+    std::vector<std::pair<int64_t, int64_t>> cells;
+    std::pair<int64_t, int64_t> pooled{0, 0};
+    for (size_t i = 0; i < first.size(); ++i) {
+        const double both = static_cast<double>(first[i] + second[i]);
+        if (both * std::min(first_share, 1.0 - first_share) >= 5.0)
+            cells.emplace_back(first[i], second[i]);
+        else {
+            pooled.first += first[i];
+            pooled.second += second[i];
+        }
+    }
+    if (pooled.first + pooled.second > 0) cells.push_back(pooled);
+    double statistic = 0.0;
+    for (const auto& [a, b] : cells) {
+        const double both = static_cast<double>(a + b);
+        const double expected_a = both * first_share, expected_b = both - expected_a;
+        statistic += (a - expected_a) * (a - expected_a) / expected_a + (b - expected_b) * (b - expected_b) / expected_b;
+    }
+    degrees = static_cast<int>(cells.size()) - 1;
     return statistic;
 }
 

@@ -65,6 +65,12 @@ int32_t sample_from(const std::vector<float>& probabilities, uint64_t& generator
 // over the cells with non-zero expectation; `degrees` receives their count - 1.
 double chi_square(const std::vector<int64_t>& observed, const std::vector<double>& expected, int& degrees);
 
+// Chi-square statistic of two samples' counts over the same cells (a
+// homogeneity test: are both drawn from one distribution?). Cells whose
+// expected count is below 5 in either sample are pooled into one; `degrees`
+// receives the cells tested - 1.
+double chi_square_two_samples(const std::vector<int64_t>& first, const std::vector<int64_t>& second, int& degrees);
+
 // The 0.999 quantile of the chi-square distribution (Wilson-Hilferty), the
 // threshold the statistical tests use with fixed seeds.
 double chi_square_critical_999(int degrees);
