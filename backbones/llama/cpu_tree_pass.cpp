@@ -91,7 +91,7 @@ void attend_group(const AttentionShape& a, const KvCache& cache, int64_t layer, 
             combine_panels(x, rows_of_x, dim, cache.key_panels(layer) + panel_block, dim, seen, nullptr, out, seen);
     };
     if (cache.half() && !a.by_combination)
-        throw sdk::Error(CDZ_STATUS_INTERNAL, "a float16 KV cache needs the AVX-512 attention");
+        throw sdk::Error(CDZ_STATUS_INTERNAL, "a float16 KV cache needs the vectorized attention");
     for (int64_t j = 0; j < group; ++j)
         for (int64_t i = begin; i < end; ++i)
             std::memcpy(&grouped[(j * n + i) * dim], &q[i * a.qw + (h * group + j) * dim], sizeof(float) * dim);

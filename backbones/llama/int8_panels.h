@@ -1,7 +1,8 @@
 // Projections over int8 panels (PanelPrecision::int8): each output's weights
 // rounded to 127 steps of its largest magnitude, each row of x rounded the
 // same way when the projection starts, and the products summed exactly in
-// int32 by AVX-512 VNNI (vpdpbusd), then scaled back. A quarter of float32's
+// int32 by AVX-512 VNNI (vpdpbusd), or by AVX2 (vpmaddubsw, vpmaddwd) with the
+// same bits, then scaled back. A quarter of float32's
 // bytes per pass, for a copy of a model used as its own draft (QSpec-style
 // self-speculation); the sums are not float32's, so a model in int8 is a
 // different model.
@@ -25,8 +26,11 @@ struct QuantizedRows {
     float* scales = nullptr;  // row i's step: its largest magnitude / 127 (1 for a zero row)
 };
 
-// Whether this CPU runs the kernel (AVX-512 F, BW and VNNI).
+// Whether this CPU runs a kernel: AVX-512 F, BW and VNNI, or AVX2.
 bool int8_panels_supported();
+
+// Whether it runs the VNNI kernel (combine_int8_panels takes it over AVX2's).
+bool int8_panels_vnni_supported();
 
 // y = x W^T + bias for W as int8 panels; throws if !int8_panels_supported().
 void combine_int8_panels(const float* x, int64_t m, int64_t x_stride, const int8_t* panels, const float* w_scales,
@@ -37,11 +41,15 @@ void combine_int8_panels(const float* x, int64_t m, int64_t x_stride, const int8
 // (combine_int8_panels then takes blocks of 16 rows on them).
 bool amx_int8_supported();
 
-// The kernels (int8_panels_vnni.cpp, int8_panels_amx.cpp: whole blocks of
-// 16 rows, `in` a multiple of 64; the same bits as the VNNI kernel's).
+// The kernels (int8_panels_vnni.cpp; int8_panels_avx2.cpp; int8_panels_amx.cpp:
+// whole blocks of 16 rows, `in` a multiple of 64; all three the same bits,
+// and both quantize_rows the same bytes).
 void quantize_rows_avx512(const float* x, int64_t m, int64_t x_stride, int64_t in, QuantizedRows& out);
 void combine_int8_panels_vnni(const QuantizedRows& x, int64_t m, const int8_t* panels, const float* w_scales,
                               const int32_t* w_sums, int64_t in, int64_t out, float* y, int64_t y_stride);
+void quantize_rows_avx2(const float* x, int64_t m, int64_t x_stride, int64_t in, QuantizedRows& out);
+void combine_int8_panels_avx2(const QuantizedRows& x, int64_t m, const int8_t* panels, const float* w_scales,
+                              int64_t in, int64_t out, float* y, int64_t y_stride);
 void combine_int8_panels_amx(const QuantizedRows& x, int64_t m, const int8_t* panels, const float* w_scales,
                              const int32_t* w_sums, int64_t in, int64_t out, float* y, int64_t y_stride);
 

@@ -18,7 +18,7 @@ namespace cadenza::llama {
 // How a CPU cache stores keys and values: float32, or float16 (half the
 // bytes a pass's attention reads; cpu_tree_pass converts each entry as it
 // loads it, combine_half_rows in row_combinations.h). float16 needs the
-// AVX-512 kernel (combine_rows_vectorized()).
+// vectorized kernel (combine_rows_vectorized()).
 enum class KvPrecision { float32, float16 };
 
 class KvCache {

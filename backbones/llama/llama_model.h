@@ -71,7 +71,7 @@ public:
     void use_cpu_tree_pass(bool enabled) { cpu_tree_pass_ = enabled; }
     bool uses_cpu_tree_pass() const;
     // Makes the CPU pass's projections combinations of panels (panel_weights.h)
-    // where the AVX-512 row-combination kernel runs, at the cost of a second
+    // where a vectorized row-combination kernel runs, at the cost of a second
     // copy of the matrices; no-op elsewhere. For inference, once the weights
     // are final: mutable_weights() drops the panels, but a change made in
     // place through the tensors (an optimizer's step) would not be seen.

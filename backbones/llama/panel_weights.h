@@ -22,7 +22,7 @@ namespace cadenza::llama {
 // float32 as the kernel loads them (half the bytes a pass streams; the sums
 // are float32's, over the weights rounded to the nearest float16), or int8
 // with a step per output (int8_panels.h: the rows are rounded too, and the
-// sums are int32's; needs AVX-512 VNNI).
+// sums are int32's; AVX-512 VNNI's or AVX2's, the same bits).
 enum class PanelPrecision { float32, float16, int8 };
 
 struct PanelMatrix {

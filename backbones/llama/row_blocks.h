@@ -1,6 +1,6 @@
 // A kernel's rows in blocks of a compile-time count: the sums of a block's
 // rows stay in registers, and each load of the other operand serves them all.
-// Used by the AVX-512 kernels alone; nothing here needs the standard library.
+// Used by the AVX-512 and AVX2 kernels alone; nothing here needs the standard library.
 #pragma once
 
 #include <cstdint>

@@ -16,29 +16,34 @@ void combine_rows(const float* a, int64_t rows, int64_t a_stride, const float* b
 
 // combine_rows with b's entries in float16 (IEEE binary16), each converted
 // to float32 as it is loaded: the same sums, in the same order, as
-// combine_rows over those values in float32. AVX-512 only
+// combine_rows over those values in float32. Only with a vectorized kernel
 // (combine_rows_vectorized()): a float16 KV cache's keys and values.
 void combine_half_rows(const float* a, int64_t rows, int64_t a_stride, const uint16_t* b, int64_t count,
                        int64_t b_stride, int64_t width, float* out, int64_t out_stride);
 
-// Whether combine_rows runs its AVX-512 kernel (best_matmul_kernel() is
-// avx512): up to six rows of `a` share each sweep over b's rows, their sums
+// Whether combine_rows runs a vectorized kernel: AVX-512F, or AVX2 with FMA
+// and F16C (best_matmul_kernel() is avx512, or avx2 on a CPU with F16C; the
+// two give the same bits): up to six rows of `a` share each sweep over b's rows, their sums
 // in registers, so the attention's scores are cheaper this way than through
 // the small-m matmul's dot products. Otherwise it runs plain loops, one row
 // of `a` at a time.
 bool combine_rows_vectorized();
 
+// What the panels and the float16 caches need, as the plugins' docs and
+// warnings say it: a string literal, to join with others.
+#define CADENZA_VECTORIZED_KERNEL "the vectorized kernel (AVX-512F, or AVX2 with FMA and F16C)"
+
 // y = x W^T + bias for W as panels (panel_weights.h: `panels` holds
 // ceil(out / 64) panels [in, 64]): for each panel, combine_rows of the m rows
 // of x (row i at x + i * x_stride) with the panel's rows, the panel
 // prefetched as one stream; y row i at y + i * y_stride, columns [0, out).
-// AVX-512 only (combine_rows_vectorized()).
+// Only with a vectorized kernel (combine_rows_vectorized()).
 void combine_panels(const float* x, int64_t m, int64_t x_stride, const float* panels, int64_t in, int64_t out,
                     const float* bias, float* y, int64_t y_stride);
 
 // combine_panels with the panels' weights in float16 (IEEE binary16), each
 // converted to float32 as it is loaded: the same sums, in the same order, as
-// combine_panels over those weights in float32. AVX-512 only.
+// combine_panels over those weights in float32. Only with a vectorized kernel.
 void combine_half_panels(const float* x, int64_t m, int64_t x_stride, const uint16_t* panels, int64_t in, int64_t out,
                          const float* bias, float* y, int64_t y_stride);
 
@@ -51,5 +56,16 @@ void combine_panels_avx512(const float* x, int64_t m, int64_t x_stride, const fl
                            float* y, int64_t y_stride);
 void combine_half_panels_avx512(const float* x, int64_t m, int64_t x_stride, const uint16_t* panels, int64_t in,
                                 int64_t out, float* y, int64_t y_stride);
+
+
+// The AVX2 kernels (row_combinations_avx2.cpp), for CPUs with AVX2, FMA and F16C.
+void combine_rows_avx2(const float* a, int64_t rows, int64_t a_stride, const float* b, int64_t count,
+                       int64_t b_stride, int64_t width, float* out, int64_t out_stride);
+void combine_half_rows_avx2(const float* a, int64_t rows, int64_t a_stride, const uint16_t* b, int64_t count,
+                            int64_t b_stride, int64_t width, float* out, int64_t out_stride);
+void combine_panels_avx2(const float* x, int64_t m, int64_t x_stride, const float* panels, int64_t in, int64_t out,
+                         float* y, int64_t y_stride);
+void combine_half_panels_avx2(const float* x, int64_t m, int64_t x_stride, const uint16_t* panels, int64_t in,
+                              int64_t out, float* y, int64_t y_stride);
 
 }  // namespace cadenza::llama

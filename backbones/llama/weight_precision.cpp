@@ -1,6 +1,7 @@
 #include "weight_precision.h"
 
 #include "cadenza/sdk/plugin_error.hpp"
+#include "row_combinations.h"
 
 namespace cadenza::llama {
 
@@ -10,8 +11,8 @@ const char* const weight_precision_help =
     "how the CPU pass holds the projections: float32 as trained, float16 (each weight rounded to the nearest "
     "half, converted back as it is loaded; half the bytes a pass streams), or int8 (each output's weights and each "
     "row rounded to 127 steps of their largest magnitude, the products summed in int32; a quarter of the bytes, a "
-    "different model: for a copy of the target as its own draft). float16 needs the AVX-512 kernel, int8 AVX-512 "
-    "VNNI as well; elsewhere the weights stay float32, with a warning";
+    "different model: for a copy of the target as its own draft; summed by AVX-512 VNNI, or with the same bits by "
+    "AVX2). float16 and int8 need " CADENZA_VECTORIZED_KERNEL "; elsewhere the weights stay float32, with a warning";
 
 PanelPrecision panel_precision_named(const std::string& name) {
     if (name == "float16") return PanelPrecision::float16;
@@ -24,9 +25,8 @@ void pack_panels_with_precision(LlamaModel& model, const std::string& name, cons
     const PanelPrecision precision = panel_precision_named(name);
     if (model.pack_panels(precision) || precision == PanelPrecision::float32 || !sdk::host().log_enabled(CDZ_LOG_WARN))
         return;
-    const std::string message = "weight_precision = \"" + name + "\" needs the CPU pass's AVX-512 kernel" +
-                                (precision == PanelPrecision::int8 ? " with VNNI" : "") +
-                                ", which does not run here: the weights stay float32";
+    const std::string message = "weight_precision = \"" + name + "\" needs the CPU pass's panels and " +
+                                CADENZA_VECTORIZED_KERNEL + ", which do not run here: the weights stay float32";
     sdk::host().log(CDZ_LOG_WARN, plugin_name, message.c_str());
 }
 

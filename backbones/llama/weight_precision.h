@@ -16,7 +16,7 @@ extern const char* const weight_precision_help;
 PanelPrecision panel_precision_named(const std::string& name);
 
 // Packs the model's panels in the named precision. float16 where the panels
-// do not run (no AVX-512 kernel) leaves the weights float32 and says so in
+// do not run (no vectorized kernel) leaves the weights float32 and says so in
 // the host's log, as `plugin_name`.
 void pack_panels_with_precision(LlamaModel& model, const std::string& name, const char* plugin_name);
 

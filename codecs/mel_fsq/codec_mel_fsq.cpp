@@ -40,13 +40,13 @@ const cdz_param_spec params[] = {
     {"threads", CDZ_PARAM_INT, "0", 1, 0, 1024, nullptr, "intra-op threads; 0: one per core"},
     {"convolution_threads", CDZ_PARAM_INT, "0", 1, 0, 64, nullptr,
      "threads of the codec's own that share the convolutions of a voice prompt or of whole decoding (CPU, "
-     "AVX-512 panels; the result is the same to the bit); 0: one per core"},
+     "the panels of " CADENZA_VECTORIZED_KERNEL "; the result is the same to the bit); 0: one per core"},
     {"decoder_weights", CDZ_PARAM_STRING, "\"float32\"", 0, 0, 0, decoder_weights_choices,
      "how the decoder's convolutions store their weights: float32, or float16 (each weight rounded to the nearest "
-     "half and converted as the AVX-512 kernel loads it: half the bytes every decoded chunk streams through the "
+     "half and converted as the kernel loads it: half the bytes every decoded chunk streams through the "
      "caches the backbone's passes share), or int8 (each output's weights in 127 steps of its largest magnitude, "
-     "each window of input rounded the same way, the products summed exactly by AVX-512 VNNI: a quarter of the "
-     "bytes). float16 and int8 need the AVX-512 kernel, int8 VNNI too; elsewhere float32, with a warning. "
+     "each window of input rounded the same way, the products summed exactly by AVX-512 VNNI or AVX2: a quarter "
+     "of the bytes). float16 and int8 need " CADENZA_VECTORIZED_KERNEL "; elsewhere float32, with a warning. "
      "The encoder (a voice prompt's codes) stays float32"},
 };
 
@@ -124,10 +124,11 @@ std::unique_ptr<codec_plugin::MonoCodec> make_codec(const cdz_instance_args& arg
         if (decoder_weights != "float32") {
             const bool int8 = decoder_weights == "int8";
             // Only the CPU's convolutions have panels; elsewhere LibTorch's operators run the model in float32.
-            const char* why_not = !device.is_cpu() ? "applies to the CPU's convolutions, and the codec runs elsewhere"
-                                  : !llama::combine_rows_vectorized() ? "needs the AVX-512 kernel, which does not run here"
-                                  : int8 && !llama::int8_panels_supported() ? "needs AVX-512 VNNI, which this CPU does not have"
-                                                                            : nullptr;
+            const char* why_not =
+                !device.is_cpu()                    ? "applies to the CPU's convolutions, and the codec runs elsewhere"
+                : !llama::combine_rows_vectorized() ? "needs " CADENZA_VECTORIZED_KERNEL ", which does not run here"
+                : int8 && !llama::int8_panels_supported() ? "needs AVX-512 VNNI or AVX2, which this CPU does not have"
+                                                          : nullptr;
             if (!why_not)
                 codec.set_decoder_precision(int8 ? llama::PanelPrecision::int8 : llama::PanelPrecision::float16);
             else if (sdk::host().log_enabled(CDZ_LOG_WARN))

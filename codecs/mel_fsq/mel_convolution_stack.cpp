@@ -29,7 +29,7 @@ void gelu_rows(const float* x, int64_t count, float* out, float* scratch) {
 MelConvolutionStack::MelConvolutionStack(const MelAutoencoder& model, const std::string& side,
                                          llama::PanelPrecision precision) {
     if (precision == llama::PanelPrecision::int8 && !llama::int8_panels_supported())
-        throw std::invalid_argument("int8 convolution weights need AVX-512 VNNI, which this CPU does not have");
+        throw std::invalid_argument("int8 convolution weights need AVX-512 VNNI or AVX2, which this CPU does not have");
     const MelCodecConfig& config = model.config();
     const int64_t blocks = side == "encoder" ? config.encoder_blocks : config.decoder_blocks;
     std::vector<std::string> names{side + ".input"};

@@ -2,7 +2,8 @@
 // time-major rows on the CPU: each weight [out, in, kernel] as
 // [out, kernel * in], so that the window of output frame t is the contiguous
 // input rows t .. t + kernel - 1 (im2col without a copy), and, where the
-// AVX-512 kernel runs, as panels in one huge-page arena (llama::PanelSet).
+// vectorized kernel runs (AVX-512F, or AVX2), as panels in one huge-page
+// arena (llama::PanelSet).
 // The streamed decoder (IncrementalMelDecoder) applies the decoder's
 // convolutions one by one as frames arrive; encoding and whole decoding run
 // a side at once (run). Through LibTorch's operators a streamed 10-frame
@@ -36,8 +37,8 @@ public:
     // weight rounded to the nearest half, converted as the kernel loads it;
     // int8: each output's weights in 127 steps of its largest magnitude and
     // each window of input rounded the same way, int8_panels.h, which needs
-    // AVX-512 VNNI and throws std::invalid_argument without it); without the
-    // AVX-512 kernel there are no panels and the weights stay float32
+    // AVX-512 VNNI or AVX2 and throws std::invalid_argument without them);
+    // without a vectorized kernel there are no panels and the weights stay float32
     // (precision() says which).
     MelConvolutionStack(const MelAutoencoder& model, const std::string& side,
                         llama::PanelPrecision precision = llama::PanelPrecision::float32);
@@ -62,7 +63,7 @@ public:
 
 private:
     std::vector<Convolution> convolutions_;
-    llama::PanelSet panels_;  // empty without the AVX-512 kernel
+    llama::PanelSet panels_;  // empty without a vectorized kernel
 };
 
 // at::gelu's default, x * (1 + erf(x / sqrt 2)) / 2, with erf as Abramowitz

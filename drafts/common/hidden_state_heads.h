@@ -105,7 +105,7 @@ public:
     // matrix-vector products stream one panel after another, and float16
     // halves their bytes (each weight rounded to the nearest float16, the
     // sums float32's: a float16 base row is not the target's own to the
-    // bit). Only where the AVX-512 kernel runs (llama::combine_rows_vectorized());
+    // bit). Only where a vectorized kernel runs (llama::combine_rows_vectorized());
     // returns false, and changes nothing, elsewhere.
     bool pack_panels(llama::PanelPrecision precision);
 

@@ -50,6 +50,7 @@
 #include "draft_support.h"
 #include "hidden_state_heads.h"
 #include "libtorch_boundary.h"
+#include "row_combinations.h"
 
 namespace {
 
@@ -76,7 +77,7 @@ const cdz_param_spec params[] = {
     {"weights", CDZ_PARAM_STRING, "\"float32\"", 0, 0, 0, head_weight_choices,
      "the heads' linears and the target's head as the heads read it: float32 (its own weights, row-major), or "
      "float16 panels (half the bytes a step streams; the target's row then from its weights rounded to float16). "
-     "float16 needs the AVX-512 kernel; elsewhere the weights stay float32 (with a warning)"},
+     "float16 needs " CADENZA_VECTORIZED_KERNEL "; elsewhere the weights stay float32 (with a warning)"},
     drafts::digit_sampling_param,
 };
 
@@ -114,8 +115,8 @@ cdz_status* create(const cdz_instance_args* args, void** out_ctx) {
         if (values.string("weights") == "float16" && !drafter->heads->pack_panels(llama::PanelPrecision::float16) &&
             sdk::host().log_enabled(CDZ_LOG_WARN))
             sdk::host().log(CDZ_LOG_WARN, plugin_name,
-                            "weights = \"float16\" needs the AVX-512 kernel, which this CPU does not run; the heads "
-                            "stay float32");
+                            "weights = \"float16\" needs " CADENZA_VECTORIZED_KERNEL ", which this CPU does not "
+                            "run; the heads stay float32");
         *out_ctx = drafter.release();
     });
 }

@@ -112,8 +112,8 @@ const cdz_param_spec params[] = {
     {"weight_precision", CDZ_PARAM_STRING, "\"float32\"", 0, 0, 0, weight_precision_choices, weight_precision_help},
     {"kv_precision", CDZ_PARAM_STRING, "\"float32\"", 0, 0, 0, kv_precision_choices,
      "how the draft's KV cache stores keys and values: float32, or float16 (each rounded to the nearest half; half "
-     "the bytes a level's attention reads). float16 needs the CPU pass's AVX-512 kernel; elsewhere the cache stays "
-     "float32, with a warning"},
+     "the bytes a level's attention reads). float16 needs the CPU pass's " CADENZA_VECTORIZED_KERNEL "; elsewhere "
+     "the cache stays float32, with a warning"},
     {"digit_head", CDZ_PARAM_PATH, "\"\"", 0, 0, 0, nullptr,
      "a code-digit head for the model's last hidden state in place of the model's own (safetensors with "
      "digits.weight, digits.bias and the code grid's metadata, as `cadenza model digit-head` writes it); \"\": the "
@@ -239,8 +239,8 @@ cdz_status* create(const cdz_instance_args* args, void** out_ctx) {
                 drafter->kv_precision = KvPrecision::float16;
             else if (sdk::host().log_enabled(CDZ_LOG_WARN))
                 sdk::host().log(CDZ_LOG_WARN, plugin_name,
-                                "kv_precision = \"float16\" needs the CPU pass's AVX-512 kernel, which does not run "
-                                "here: the cache stays float32");
+                                "kv_precision = \"float16\" needs the CPU pass's " CADENZA_VECTORIZED_KERNEL
+                                ", which does not run here: the cache stays float32");
         }
         drafter->rng = args->rng;
         *out_ctx = drafter.release();

@@ -416,7 +416,7 @@ TEST(CodeDigitHead, PanelStepsAgreeWithTheRowMajorStepAndAReusedStepWithAFreshOn
     const auto& file = test::draft_models().heads_digits;
     const drafts::DraftHeads plain(file, test::draft_models().target);
     drafts::DraftHeads single(file, test::draft_models().target), half(file, test::draft_models().target);
-    if (!single.pack_panels(llama::PanelPrecision::float32)) GTEST_SKIP() << "no AVX-512 kernel on this CPU";
+    if (!single.pack_panels(llama::PanelPrecision::float32)) GTEST_SKIP() << "no vectorized kernel on this CPU";
     ASSERT_TRUE(half.pack_panels(llama::PanelPrecision::float16));
     EXPECT_THROW(half.pack_panels(llama::PanelPrecision::int8), sdk::Error);
 

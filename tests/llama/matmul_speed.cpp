@@ -1,6 +1,7 @@
-// The small-m matmul kernels on the projections of one LLaMA pass (en-small's
-// shapes by default), weights streamed from memory as in decoding: ms per
-// pass of m rows, the minimum and the median of interleaved repeats, and the
+// The small-m matmul kernels, and the panels (float32, float16, int8) where
+// a vectorized row-combination kernel runs, on the projections of one LLaMA
+// pass (en-small's shapes by default), weights streamed from memory as in
+// decoding: ms per pass of m rows, the minimum and the median of interleaved repeats, and the
 // weights' GB/s. Prints a Markdown table. Random weights: the time does not
 // depend on their values.
 //
@@ -16,6 +17,8 @@
 #include <ATen/Parallel.h>
 #include <c10/core/InferenceMode.h>
 
+#include "panel_weights.h"
+#include "row_combinations.h"
 #include "small_matmul.h"
 
 namespace {
@@ -24,11 +27,28 @@ using namespace cadenza::llama;
 
 struct Projection {
     at::Tensor weight;  // [out, in]
+    PanelMatrix panels;  // the weight packed in the way being timed (panels only)
 };
 
-double seconds_of_pass(const std::vector<Projection>& pass, const std::vector<at::Tensor>& inputs, MatmulKernel kernel) {
+// A way to run the pass: a small-m kernel, or panels of a precision.
+struct Way {
+    std::string name;
+    MatmulKernel kernel = MatmulKernel::reference;
+    bool panels = false;
+    PanelPrecision precision = PanelPrecision::float32;
+};
+
+double seconds_of_pass(std::vector<Projection>& pass, const std::vector<at::Tensor>& inputs, const Way& way,
+                       std::vector<float>& y) {
     const auto start = std::chrono::steady_clock::now();
-    for (size_t i = 0; i < pass.size(); ++i) small_matmul(inputs[i], pass[i].weight, at::Tensor(), kernel);
+    for (size_t i = 0; i < pass.size(); ++i) {
+        if (!way.panels) {
+            small_matmul(inputs[i], pass[i].weight, at::Tensor(), way.kernel);
+            continue;
+        }
+        const int64_t m = inputs[i].size(0), out = pass[i].weight.size(0);
+        combine_panels(inputs[i].data_ptr<float>(), m, inputs[i].size(1), pass[i].panels, nullptr, y.data(), out);
+    }
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
@@ -48,7 +68,7 @@ int main(int argc, char** argv) {
     std::vector<Projection> pass;
     int64_t bytes = 0;
     auto add = [&](int64_t out, int64_t in) {
-        pass.push_back({at::randn({out, in}, at::kFloat)});
+        pass.push_back({at::randn({out, in}, at::kFloat), {}});
         bytes += out * in * 4;
     };
     for (int64_t l = 0; l < layers; ++l) {
@@ -56,13 +76,21 @@ int main(int argc, char** argv) {
         add(intermediate, hidden), add(intermediate, hidden), add(hidden, intermediate);
     }
     add(vocab, hidden);
-    std::vector<MatmulKernel> kernels;
+    std::vector<Way> ways;
     for (MatmulKernel k : {MatmulKernel::avx2, MatmulKernel::avx512})
-        if (kernel_supported(k)) kernels.push_back(k);
+        if (kernel_supported(k)) ways.push_back({kernel_name(k), k});
+    if (combine_rows_vectorized())
+        for (const auto& [name, precision] : {std::pair{"panels float32", PanelPrecision::float32},
+                                              std::pair{"panels float16", PanelPrecision::float16},
+                                              std::pair{"panels int8", PanelPrecision::int8}})
+            ways.push_back({name, MatmulKernel::reference, true, precision});
+    std::vector<float> y(static_cast<size_t>(8 * vocab));
     std::printf("%lld projections, %.1f MB of weights, %d interleaved repeats, 1 thread\n\n",
                 static_cast<long long>(pass.size()), static_cast<double>(bytes) / 1e6, repeats);
     std::printf("| kernel | m | min ms | median ms | GB/s (min) | min / min at m = 1 |\n| --- | --- | --- | --- | --- | --- |\n");
-    for (MatmulKernel kernel : kernels) {
+    for (const Way& way : ways) {
+        if (way.panels)
+            for (Projection& p : pass) p.panels = PanelMatrix::pack(p.weight, {}, way.precision);
         const std::vector<int64_t> sizes{1, 2, 3, 4, 5, 8};
         std::vector<std::vector<at::Tensor>> inputs;
         for (int64_t m : sizes) {
@@ -72,14 +100,15 @@ int main(int argc, char** argv) {
         }
         std::vector<std::vector<double>> times(sizes.size());
         for (int r = 0; r < repeats; ++r)
-            for (size_t s = 0; s < sizes.size(); ++s) times[s].push_back(seconds_of_pass(pass, inputs[s], kernel));
+            for (size_t s = 0; s < sizes.size(); ++s) times[s].push_back(seconds_of_pass(pass, inputs[s], way, y));
         double first = 0.0;
         for (size_t s = 0; s < sizes.size(); ++s) {
             std::sort(times[s].begin(), times[s].end());
             const double least = times[s].front(), median = times[s][times[s].size() / 2];
             if (s == 0) first = least;
-            std::printf("| %s | %lld | %.3f | %.3f | %.1f | %.2f |\n", kernel_name(kernel), static_cast<long long>(sizes[s]),
-                        least * 1e3, median * 1e3, static_cast<double>(bytes) / least / 1e9, least / first);
+            std::printf("| %s | %lld | %.3f | %.3f | %.1f | %.2f |\n", way.name.c_str(),
+                        static_cast<long long>(sizes[s]), least * 1e3, median * 1e3,
+                        static_cast<double>(bytes) / least / 1e9, least / first);
         }
     }
     return 0;

@@ -106,7 +106,7 @@ private:
     KvCache cpu_cache_, aten_cache_;
 };
 
-// With panels where the AVX-512 kernel runs (elsewhere pack_panels does
+// With panels where a vectorized kernel runs (elsewhere pack_panels does
 // nothing and both cases take the matrices' rows).
 TEST(CpuTreePass, EqualsTheAtenPassOnChainsTreesAndCommits) {
     c10::InferenceMode inference;
@@ -180,7 +180,7 @@ TEST(CpuTreePass, APrefillSplitBetweenThreadsEqualsOneThreadToTheBit) {
     LlamaModel split(llama::LlamaWeights::random(config, 13, at::kCPU), 256);
     one.pack_panels();
     split.pack_panels();
-    if (!split.has_panels()) GTEST_SKIP() << "no AVX-512 panels on this CPU: passes stay on one thread";
+    if (!split.has_panels()) GTEST_SKIP() << "no vectorized panels on this CPU: passes stay on one thread";
     one.set_prefill_threads(1);
     split.set_prefill_threads(3);
     KvCache one_cache(config, 200, at::kCPU), split_cache(config, 200, at::kCPU);
@@ -228,8 +228,8 @@ TEST(CpuTreePass, ASmallPassSplitByColumnsEqualsOneThreadToTheBit) {
             LlamaModel one(llama::LlamaWeights::random(config, 31, at::kCPU), 256);
             LlamaModel split(llama::LlamaWeights::random(config, 31, at::kCPU), 256);
             if (!split.pack_panels(precision)) {
-                if (precision == PanelPrecision::int8) continue;  // AVX-512 without VNNI
-                GTEST_SKIP() << "no AVX-512 panels on this CPU";
+                if (precision == PanelPrecision::int8) continue;  // no int8 kernel
+                GTEST_SKIP() << "no vectorized panels on this CPU";
             }
             one.pack_panels(precision);
             split.set_decode_threads(3);
@@ -274,7 +274,7 @@ TEST(CpuTreePass, HalfPanelsEqualFloatPanelsOfTheRoundedWeights) {
     LlamaModel full(std::move(reference), 256);
     LlamaModel half(llama::LlamaWeights::random(config, 21, at::kCPU), 256);
     full.pack_panels();
-    if (!half.pack_panels(llama::PanelPrecision::float16)) GTEST_SKIP() << "no AVX-512 panels on this CPU";
+    if (!half.pack_panels(llama::PanelPrecision::float16)) GTEST_SKIP() << "no vectorized panels on this CPU";
     EXPECT_EQ(half.streamed_weight_bytes() * 2, full.streamed_weight_bytes());
     KvCache full_cache(config, 200, at::kCPU), half_cache(config, 200, at::kCPU);
     std::mt19937 random(23);
@@ -296,7 +296,7 @@ TEST(CpuTreePass, AHalfKvCacheHoldsTheRoundedKeysAndValues) {
     c10::InferenceMode inference;
     const llama::LlamaConfig config = test::tiny_llasa_config();
     LlamaModel model(llama::LlamaWeights::random(config, 41, at::kCPU), 256);
-    if (!model.pack_panels()) GTEST_SKIP() << "no AVX-512 panels on this CPU";
+    if (!model.pack_panels()) GTEST_SKIP() << "no vectorized panels on this CPU";
     KvCache full_cache(config, 200, at::kCPU), half_cache(config, 200, at::kCPU, llama::KvPrecision::float16);
     EXPECT_TRUE(half_cache.half());
     std::mt19937 random(43);
@@ -326,7 +326,7 @@ TEST(CpuTreePass, TheKeyPanelsHoldTheKeyRowsAfterCommitsAcrossAPanelsEdge) {
     c10::InferenceMode inference;
     const llama::LlamaConfig config = test::tiny_llasa_config();
     LlamaModel model(llama::LlamaWeights::random(config, 51, at::kCPU), 256);
-    if (!model.pack_panels()) GTEST_SKIP() << "no AVX-512 panels on this CPU";
+    if (!model.pack_panels()) GTEST_SKIP() << "no vectorized panels on this CPU";
     for (const auto precision : {llama::KvPrecision::float32, llama::KvPrecision::float16}) {
         const bool half = precision == llama::KvPrecision::float16;
         SCOPED_TRACE(half ? "float16" : "float32");

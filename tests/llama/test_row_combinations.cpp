@@ -6,7 +6,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <functional>
 #include <random>
+#include <tuple>
 #include <vector>
 
 #include "cadenza/sdk/plugin_error.hpp"
@@ -79,7 +81,7 @@ TEST(RowCombinations, TheAvx512KernelSumsEveryShape) {
 // entries rounded to float16, for every shape the kernel splits, and writes
 // nothing outside its rows.
 TEST(RowCombinations, HalfRowsEqualFloatRowsOfTheRoundedValues) {
-    if (!combine_rows_vectorized()) GTEST_SKIP() << "the kernel needs AVX-512F";
+    if (!combine_rows_vectorized()) GTEST_SKIP() << "the kernel needs AVX-512F or AVX2";
     std::mt19937 random(11);
     std::normal_distribution<float> normal;
     for (int64_t rows = 1; rows <= 13; ++rows)
@@ -114,7 +116,7 @@ void for_each_panel_case(unsigned seed, Body body) {
     std::mt19937 random(seed);
     std::normal_distribution<float> normal;
     for (int64_t out : {1, 17, 48, 64, 100, 130})
-        for (int64_t in : {1, 7, 64})
+        for (int64_t in : {1, 7, 64, 130})
             for (int64_t m = 1; m <= 13; ++m) {
                 PanelCase c{out, in, m, at::randn({out, in}), at::randn({out}), {}, in + 2, out + 3};
                 c.x.resize(static_cast<size_t>(m * c.x_stride));
@@ -128,7 +130,7 @@ constexpr float untouched = 12345.0f;
 // combine_panels on matrices packed by PanelMatrix::pack against x W^T + b
 // in double, and nothing written past a row's `out` columns.
 TEST(RowCombinations, PanelsGiveTheMatrixProductForEveryShape) {
-    if (!combine_rows_vectorized()) GTEST_SKIP() << "the panel kernel needs AVX-512F";
+    if (!combine_rows_vectorized()) GTEST_SKIP() << "the panel kernel needs AVX-512F or AVX2";
     for_each_panel_case(3, [](const PanelCase& c) {
         const PanelMatrix panels = PanelMatrix::pack(c.weight);
         std::vector<float> y(static_cast<size_t>(c.m * c.y_stride), untouched);
@@ -151,7 +153,7 @@ TEST(RowCombinations, PanelsGiveTheMatrixProductForEveryShape) {
 // same weights rounded to float16 give, partial panels included, and write
 // nothing past a row's `out` columns.
 TEST(RowCombinations, HalfPanelsEqualFloatPanelsOfTheRoundedMatrix) {
-    if (!combine_rows_vectorized()) GTEST_SKIP() << "the panel kernel needs AVX-512F";
+    if (!combine_rows_vectorized()) GTEST_SKIP() << "the panel kernel needs AVX-512F or AVX2";
     for_each_panel_case(5, [](const PanelCase& c) {
         const PanelMatrix half = PanelMatrix::pack(c.weight, {}, PanelPrecision::float16);
         const PanelMatrix full = PanelMatrix::pack(c.weight.to(at::kHalf).to(at::kFloat));
@@ -183,7 +185,7 @@ TEST(RowCombinations, HalfPanelsLieInOneArenaStartingAHugePage) {
 // to float's rounding, within the rounding's bound of float32's product, and
 // nothing written past a row's `out` columns.
 TEST(RowCombinations, Int8PanelsSumTheRoundedRowsAndWeightsExactly) {
-    if (!combine_rows_vectorized() || !int8_panels_supported()) GTEST_SKIP() << "int8 panels need AVX-512 VNNI";
+    if (!combine_rows_vectorized() || !int8_panels_supported()) GTEST_SKIP() << "int8 panels need AVX-512 VNNI or AVX2";
     auto rounded = [](const float* values, int64_t count, std::vector<double>& out) {
         float amax = 0.0f;
         for (int64_t k = 0; k < count; ++k) amax = std::max(amax, std::fabs(values[k]));
@@ -264,6 +266,144 @@ TEST(RowCombinations, Int8TilesEqualTheVnniKernelToTheBit) {
             EXPECT_EQ(vnni, dispatched) << "out " << out << ", in " << in;
             for (int64_t i = 0; i < 32; ++i) EXPECT_EQ(tiles[i * (out + 1) + out], untouched);
         }
+}
+
+// The kernels this CPU runs (AVX-512F; AVX2 with FMA and F16C), each tried
+// directly: both must give every output as one multiply-add per term, in
+// order from zero, so that a machine of either kind computes the same bits.
+struct CombineKernels {
+    const char* name;
+    void (*rows)(const float*, int64_t, int64_t, const float*, int64_t, int64_t, int64_t, float*, int64_t);
+    void (*half_rows)(const float*, int64_t, int64_t, const uint16_t*, int64_t, int64_t, int64_t, float*, int64_t);
+    void (*panels)(const float*, int64_t, int64_t, const float*, int64_t, int64_t, float*, int64_t);
+    void (*half_panels)(const float*, int64_t, int64_t, const uint16_t*, int64_t, int64_t, float*, int64_t);
+};
+
+std::vector<CombineKernels> kernels_here() {
+    std::vector<CombineKernels> kernels;
+    if (kernel_supported(MatmulKernel::avx512))
+        kernels.push_back({"avx512", combine_rows_avx512, combine_half_rows_avx512, combine_panels_avx512,
+                           combine_half_panels_avx512});
+    if (kernel_supported(MatmulKernel::avx2) && __builtin_cpu_supports("f16c"))
+        kernels.push_back({"avx2", combine_rows_avx2, combine_half_rows_avx2, combine_panels_avx2,
+                           combine_half_panels_avx2});
+    return kernels;
+}
+
+// sum_k a[k * a_step] * b[k * b_step] by std::fma in order from zero.
+float fma_in_order(const float* a, int64_t a_step, const float* b, int64_t b_step, int64_t count) {
+    float sum = 0.0f;
+    for (int64_t k = 0; k < count; ++k) sum = std::fma(a[k * a_step], b[k * b_step], sum);
+    return sum;
+}
+
+TEST(RowCombinations, EveryKernelSumsEachOutputInOrderToTheBit) {
+    const std::vector<CombineKernels> kernels = kernels_here();
+    if (kernels.empty()) GTEST_SKIP() << "this CPU runs neither the AVX-512 nor the AVX2 kernel";
+    std::mt19937 random(13);
+    std::normal_distribution<float> normal;
+    for (const CombineKernels& kernel : kernels)
+        for (int64_t rows = 1; rows <= 13; ++rows)
+            for (int64_t width : {1, 7, 8, 9, 16, 17, 33, 63, 64, 65, 130})
+                for (int64_t count : {1, 7, 64}) {
+                    const int64_t a_stride = count + 3, b_stride = width + 5, out_stride = width + 7;
+                    std::vector<float> a(static_cast<size_t>(rows * a_stride));
+                    for (float& value : a) value = normal(random);
+                    const at::Tensor b_half = at::randn({count, b_stride}).to(at::kHalf);
+                    const at::Tensor b = b_half.to(at::kFloat).contiguous();
+                    std::vector<float> from_float(static_cast<size_t>(rows * out_stride), untouched),
+                        from_half = from_float, expected = from_float;
+                    for (int64_t r = 0; r < rows; ++r)
+                        for (int64_t j = 0; j < width; ++j)
+                            expected[r * out_stride + j] =
+                                fma_in_order(&a[r * a_stride], 1, b.data_ptr<float>() + j, b_stride, count);
+                    kernel.rows(a.data(), rows, a_stride, b.data_ptr<float>(), count, b_stride, width,
+                                from_float.data(), out_stride);
+                    kernel.half_rows(a.data(), rows, a_stride,
+                                     reinterpret_cast<const uint16_t*>(b_half.data_ptr<at::Half>()), count, b_stride,
+                                     width, from_half.data(), out_stride);
+                    ASSERT_EQ(from_float, expected)
+                        << kernel.name << ": rows " << rows << ", width " << width << ", count " << count;
+                    ASSERT_EQ(from_half, expected)
+                        << kernel.name << ", float16: rows " << rows << ", width " << width << ", count " << count;
+                }
+    for (const CombineKernels& kernel : kernels)
+        for_each_panel_case(15, [&](const PanelCase& c) {
+            const at::Tensor rounded = c.weight.to(at::kHalf).to(at::kFloat).contiguous();
+            const PanelMatrix full = PanelMatrix::pack(rounded);
+            const PanelMatrix half = PanelMatrix::pack(c.weight, {}, PanelPrecision::float16);
+            std::vector<float> from_full(static_cast<size_t>(c.m * c.y_stride), untouched), from_half = from_full,
+                                                                                          expected = from_full;
+            for (int64_t i = 0; i < c.m; ++i)
+                for (int64_t o = 0; o < c.out; ++o)
+                    expected[i * c.y_stride + o] =
+                        fma_in_order(&c.x[i * c.x_stride], 1, rounded.data_ptr<float>() + o * c.in, 1, c.in);
+            kernel.panels(c.x.data(), c.m, c.x_stride, full.data(), c.in, c.out, from_full.data(), c.y_stride);
+            kernel.half_panels(c.x.data(), c.m, c.x_stride,
+                               reinterpret_cast<const uint16_t*>(half.panels.data_ptr<at::Half>()), c.in, c.out,
+                               from_half.data(), c.y_stride);
+            ASSERT_EQ(from_full, expected) << kernel.name << ": out " << c.out << ", in " << c.in << ", m " << c.m;
+            ASSERT_EQ(from_half, expected)
+                << kernel.name << ", float16: out " << c.out << ", in " << c.in << ", m " << c.m;
+        });
+}
+
+// The int8 kernels this CPU runs give, to the bit, the integer sums over
+// the rounded rows and weights times the two steps: the bytes the rows round
+// to (both quantizers), then each output's exact int32 sum, as a float,
+// times (its step x the row's).
+TEST(RowCombinations, EveryInt8KernelGivesTheExactSumsToTheBit) {
+    using Quantize = void (*)(const float*, int64_t, int64_t, int64_t, QuantizedRows&);
+    using Combine8 = std::function<void(const QuantizedRows&, int64_t, const PanelMatrix&, int64_t, int64_t, float*,
+                                        int64_t)>;
+    std::vector<std::tuple<const char*, Quantize, Combine8>> kernels;
+    if (int8_panels_vnni_supported())
+        kernels.emplace_back("vnni", quantize_rows_avx512,
+                             [](const QuantizedRows& x, int64_t m, const PanelMatrix& w, int64_t in, int64_t out,
+                                float* y, int64_t y_stride) {
+                                 combine_int8_panels_vnni(x, m, w.int8_panels, w.int8_scales, w.int8_sums, in, out, y,
+                                                          y_stride);
+                             });
+    if (__builtin_cpu_supports("avx2"))
+        kernels.emplace_back("avx2", quantize_rows_avx2,
+                             [](const QuantizedRows& x, int64_t m, const PanelMatrix& w, int64_t in, int64_t out,
+                                float* y, int64_t y_stride) {
+                                 combine_int8_panels_avx2(x, m, w.int8_panels, w.int8_scales, in, out, y, y_stride);
+                             });
+    if (kernels.empty()) GTEST_SKIP() << "this CPU runs neither int8 kernel";
+    for (const auto& [name, quantize, combine] : kernels)
+        for_each_panel_case(17, [&, name = name, quantize = quantize, combine = combine](const PanelCase& c) {
+            const PanelMatrix panels = PanelMatrix::pack(c.weight, {}, PanelPrecision::int8);
+            const int64_t stride = (c.in + 3) / 4 * 4;
+            std::vector<uint8_t> values(static_cast<size_t>(c.m * stride));
+            std::vector<float> scales(static_cast<size_t>(c.m));
+            QuantizedRows rows{values.data(), stride, scales.data()};
+            quantize(c.x.data(), c.m, c.x_stride, c.in, rows);
+            for (int64_t i = 0; i < c.m; ++i) {
+                const float* x = &c.x[i * c.x_stride];
+                float amax = 0.0f;
+                for (int64_t k = 0; k < c.in; ++k) amax = std::max(amax, std::fabs(x[k]));
+                const float step = amax > 0.0f ? amax / 127.0f : 1.0f;
+                ASSERT_EQ(scales[i], step) << name << ": in " << c.in << ", row " << i;
+                for (int64_t k = 0; k < stride; ++k) {
+                    const float whole = k < c.in ? std::nearbyint(x[k] * (1.0f / step)) : 0.0f;
+                    ASSERT_EQ(values[i * stride + k], static_cast<uint8_t>(std::clamp(whole, -127.0f, 127.0f) + 128))
+                        << name << ": in " << c.in << ", row " << i << ", input " << k;
+                }
+            }
+            std::vector<float> y(static_cast<size_t>(c.m * c.y_stride), untouched), expected = y;
+            const int64_t groups = stride / 4;
+            for (int64_t i = 0; i < c.m; ++i)
+                for (int64_t o = 0; o < c.out; ++o) {
+                    const int8_t* panel = panels.int8_panels + (o / 64) * groups * 256;
+                    int32_t exact = 0;
+                    for (int64_t k = 0; k < stride; ++k)
+                        exact += (int32_t{values[i * stride + k]} - 128) * panel[(k / 4) * 256 + (o % 64) * 4 + k % 4];
+                    expected[i * c.y_stride + o] = static_cast<float>(exact) * (panels.int8_scales[o] * scales[i]);
+                }
+            combine(rows, c.m, panels, c.in, c.out, y.data(), c.y_stride);
+            ASSERT_EQ(y, expected) << name << ": out " << c.out << ", in " << c.in << ", m " << c.m;
+        });
 }
 
 // The int8 arena starts a huge page, its panels each as PanelMatrix::pack

@@ -370,7 +370,7 @@ TEST(MelConvolutionStack, RunsEachSideAsTheAutoencodersOperators) {
 
 // decoder_weights = "float16": the decoder's panels in half precision sum
 // exactly as float32 panels of the weights rounded to the nearest half (the
-// encoder stays float32). Where the AVX-512 kernel does not run there are no
+// encoder stays float32). Where no vectorized kernel runs there are no
 // panels, and the weights stay float32.
 TEST(MelConvolutionStack, HalfWeightsSumAsTheWeightsRoundedToHalf) {
     const MelCodecConfig config = small_config();
@@ -378,7 +378,7 @@ TEST(MelConvolutionStack, HalfWeightsSumAsTheWeightsRoundedToHalf) {
     const MelConvolutionStack half(model, "decoder", llama::PanelPrecision::float16);
     if (!llama::combine_rows_vectorized()) {
         EXPECT_EQ(half.precision(), llama::PanelPrecision::float32);
-        GTEST_SKIP() << "no AVX-512 kernel: the panels' precision does not apply";
+        GTEST_SKIP() << "no vectorized kernel: the panels' precision does not apply";
     }
     ASSERT_EQ(half.precision(), llama::PanelPrecision::float16);
     std::map<std::string, at::Tensor> rounded = model.tensors();
@@ -420,7 +420,7 @@ TEST(MelConvolutionStack, Int8WeightsAreTheInt8PanelsOverEachWindow) {
     if (!llama::combine_rows_vectorized() || !llama::int8_panels_supported()) {
         if (!llama::int8_panels_supported())
             EXPECT_THROW(MelConvolutionStack(model, "decoder", llama::PanelPrecision::int8), std::invalid_argument);
-        GTEST_SKIP() << "no AVX-512 VNNI kernel: int8 panels do not run here";
+        GTEST_SKIP() << "no int8 kernel: int8 panels do not run here";
     }
     const MelConvolutionStack int8(model, "decoder", llama::PanelPrecision::int8);
     const MelConvolutionStack full(model, "decoder");

@@ -1,0 +1,190 @@
+// combine_rows and combine_panels for AVX2 with FMA and F16C, for CPUs
+// without AVX-512F. This file alone is compiled with -mavx2 -mfma -mf16c (and
+// without the precompiled header), and uses nothing from the standard
+// library. Each output is summed over k in order by one multiply-add per
+// term from zero, as the AVX-512 kernels sum it: the two give the same bits.
+#include <immintrin.h>
+
+#include "row_blocks.h"
+#include "row_combinations.h"
+
+namespace cadenza::llama {
+namespace {
+
+// A block of R rows of out takes C pieces of 8 columns, its R * C sums in
+// registers (16 in all): one row takes 8 pieces, two 4, three 4 of float32
+// (one sum spilled; faster, measured, than 2) or 2 of float16 (whose
+// conversions need registers too), four to six 2. At least 8 sums are
+// independent but for three rows of float16, which hides most of the
+// multiply-adds' latency.
+template <int R, class B>
+constexpr int pieces_for_rows() {
+    return R == 1 ? 8 : R == 2 ? 4 : R == 3 && sizeof(B) == 4 ? 4 : 2;
+}
+
+// With Prefetch, b is a panel (one contiguous stream of 64-entry rows) and
+// each block prefetches the lines of its own columns this many bytes ahead
+// (the panels are taken a chunk of rows at a time, below, so the blocks of
+// a chunk fetch the lines of the rows ahead together).
+constexpr int64_t prefetch_bytes = 12288;
+
+inline __m256i lanes_below(int64_t tail) {
+    return _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(tail)), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+}
+
+// An 8-entry piece of a row of b, as float32: b in float32, or in float16
+// converted on load (the tail piece copied into zeros first).
+inline __m256 load_piece(const float* p) { return _mm256_loadu_ps(p); }
+inline __m256 load_piece(const uint16_t* p) {
+    return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+}
+inline __m256 load_tail_piece(const float* p, int64_t tail) { return _mm256_maskload_ps(p, lanes_below(tail)); }
+inline __m256 load_tail_piece(const uint16_t* p, int64_t tail) {
+    uint16_t piece[8] = {};
+    for (int64_t i = 0; i < tail; ++i) piece[i] = p[i];
+    return load_piece(piece);
+}
+
+// Rows r < R of out, columns [first, first + 8 C), the last piece only its
+// first `tail` lanes when Tail. With `resume`, the sums start from what out
+// holds (the same rows' sums over the earlier terms, stored as floats: the
+// same bits as had they stayed in registers).
+template <int R, int C, bool Tail, bool Prefetch, class B>
+inline void combine_block(const float* a, int64_t a_stride, const B* b, int64_t count, int64_t b_stride,
+                          int64_t first, int64_t tail, float* out, int64_t out_stride, bool resume = false) {
+    constexpr int64_t lines = (8 * C * static_cast<int64_t>(sizeof(B)) + 63) / 64;
+    __m256 sum[R][C];
+#pragma GCC unroll 6
+    for (int r = 0; r < R; ++r)
+#pragma GCC unroll 8
+        for (int c = 0; c < C; ++c) {
+            const float* from = out + r * out_stride + first + 8 * c;
+            sum[r][c] = !resume                ? _mm256_setzero_ps()
+                        : Tail && c == C - 1 ? _mm256_maskload_ps(from, lanes_below(tail))
+                                             : _mm256_loadu_ps(from);
+        }
+    for (int64_t k = 0; k < count; ++k) {
+        const B* row = b + k * b_stride + first;
+        if constexpr (Prefetch) {
+            const char* ahead = reinterpret_cast<const char*>(row) + prefetch_bytes;
+#pragma GCC unroll 4
+            for (int64_t l = 0; l < lines; ++l) _mm_prefetch(ahead + 64 * l, _MM_HINT_T0);
+        }
+        __m256 piece[C];
+#pragma GCC unroll 8
+        for (int c = 0; c < C; ++c)
+            piece[c] = Tail && c == C - 1 ? load_tail_piece(row + 8 * c, tail) : load_piece(row + 8 * c);
+#pragma GCC unroll 6
+        for (int r = 0; r < R; ++r) {
+            const __m256 weight = _mm256_broadcast_ss(a + r * a_stride + k);
+#pragma GCC unroll 8
+            for (int c = 0; c < C; ++c) sum[r][c] = _mm256_fmadd_ps(weight, piece[c], sum[r][c]);
+        }
+    }
+#pragma GCC unroll 6
+    for (int r = 0; r < R; ++r)
+#pragma GCC unroll 8
+        for (int c = 0; c < C; ++c) {
+            float* to = out + r * out_stride + first + 8 * c;
+            if (Tail && c == C - 1)
+                _mm256_maskstore_ps(to, lanes_below(tail), sum[r][c]);
+            else
+                _mm256_storeu_ps(to, sum[r][c]);
+        }
+}
+
+template <int R, bool Tail, bool Prefetch, class B>
+inline void combine_rest(const float* a, int64_t a_stride, const B* b, int64_t count, int64_t b_stride,
+                         int64_t first, int64_t pieces, int64_t tail, float* out, int64_t out_stride, bool resume) {
+#define CADENZA_COMBINE_REST(C)                                                                                    \
+    case C:                                                                                                        \
+        if constexpr (C <= pieces_for_rows<R, B>())                                                                   \
+            combine_block<R, C, Tail, Prefetch>(a, a_stride, b, count, b_stride, first, tail, out, out_stride,    \
+                                                resume);                                                           \
+        return;
+    switch (pieces) {
+        CADENZA_COMBINE_REST(1)
+        CADENZA_COMBINE_REST(2)
+        CADENZA_COMBINE_REST(3)
+        CADENZA_COMBINE_REST(4)
+        CADENZA_COMBINE_REST(5)
+        CADENZA_COMBINE_REST(6)
+        CADENZA_COMBINE_REST(7)
+        CADENZA_COMBINE_REST(8)
+        default: return;
+    }
+#undef CADENZA_COMBINE_REST
+}
+
+// Rows [0, R) of out, columns [0, width): whole blocks of 8 C columns, then
+// what is left in one block of fewer pieces, its last piece masked.
+template <int R, bool Prefetch, class B>
+inline void combine_rows_of(const float* a, int64_t a_stride, const B* b, int64_t count, int64_t b_stride,
+                            int64_t width, float* out, int64_t out_stride, bool resume = false) {
+    constexpr int C = pieces_for_rows<R, B>();
+    int64_t first = 0;
+    for (; first + 8 * C <= width; first += 8 * C)
+        combine_block<R, C, false, Prefetch>(a, a_stride, b, count, b_stride, first, 0, out, out_stride, resume);
+    const int64_t left = width - first, tail = left % 8;
+    if (tail > 0)
+        combine_rest<R, true, Prefetch>(a, a_stride, b, count, b_stride, first, left / 8 + 1, tail, out, out_stride,
+                                        resume);
+    else
+        combine_rest<R, false, Prefetch>(a, a_stride, b, count, b_stride, first, left / 8, 0, out, out_stride,
+                                         resume);
+}
+
+// A panel's rows are taken `panel_chunk` at a time (16 KiB of float32):
+// every block of rows and columns finishes a chunk while it is in L1, so
+// that the column blocks after the first do not sweep the panel again from
+// L2 or beyond.
+constexpr int64_t panel_chunk = 64;
+
+template <class B>
+inline void combine_panels_of(const float* x, int64_t m, int64_t x_stride, const B* panels, int64_t in, int64_t out,
+                              float* y, int64_t y_stride) {
+    for (int64_t first = 0; first < out; first += 64) {
+        const B* panel = panels + (first / 64) * in * 64;
+        const int64_t width = out - first < 64 ? out - first : 64;
+        for (int64_t k = 0; k < in; k += panel_chunk) {
+            const int64_t count = in - k < panel_chunk ? in - k : panel_chunk;
+            in_blocks_of<6>(m, [&](auto rows, int64_t r) {
+                combine_rows_of<decltype(rows)::value, true>(x + r * x_stride + k, x_stride, panel + k * 64, count,
+                                                              64, width, y + r * y_stride + first, y_stride, k > 0);
+            });
+        }
+    }
+}
+
+template <class B>
+inline void combine_rows_in_blocks(const float* a, int64_t rows, int64_t a_stride, const B* b, int64_t count,
+                                   int64_t b_stride, int64_t width, float* out, int64_t out_stride) {
+    in_blocks_of<6>(rows, [&](auto block, int64_t r) {
+        combine_rows_of<decltype(block)::value, false>(a + r * a_stride, a_stride, b, count, b_stride, width,
+                                                       out + r * out_stride, out_stride);
+    });
+}
+
+}  // namespace
+
+void combine_rows_avx2(const float* a, int64_t rows, int64_t a_stride, const float* b, int64_t count,
+                       int64_t b_stride, int64_t width, float* out, int64_t out_stride) {
+    combine_rows_in_blocks(a, rows, a_stride, b, count, b_stride, width, out, out_stride);
+}
+
+void combine_half_rows_avx2(const float* a, int64_t rows, int64_t a_stride, const uint16_t* b, int64_t count,
+                            int64_t b_stride, int64_t width, float* out, int64_t out_stride) {
+    combine_rows_in_blocks(a, rows, a_stride, b, count, b_stride, width, out, out_stride);
+}
+
+void combine_panels_avx2(const float* x, int64_t m, int64_t x_stride, const float* panels, int64_t in, int64_t out,
+                         float* y, int64_t y_stride) {
+    combine_panels_of(x, m, x_stride, panels, in, out, y, y_stride);
+}
+
+void combine_half_panels_avx2(const float* x, int64_t m, int64_t x_stride, const uint16_t* panels, int64_t in,
+                              int64_t out, float* y, int64_t y_stride) {
+    combine_panels_of(x, m, x_stride, panels, in, out, y, y_stride);
+}
+
+}  // namespace cadenza::llama
