@@ -50,9 +50,14 @@ void pack_int8(PanelMatrix& packed, const float* rows) {
 
 }  // namespace
 
+bool PanelMatrix::narrow_for(PanelPrecision precision) {
+    return precision == PanelPrecision::float32 && narrow_panels_preferred();
+}
+
 int64_t PanelMatrix::size_for(int64_t out, int64_t in, PanelPrecision precision) {
     const int64_t inputs = precision == PanelPrecision::int8 ? (in + 3) / 4 * 4 : in;
-    return (out + width - 1) / width * inputs * width;
+    const int64_t columns = narrow_for(precision) ? narrow_width : width;
+    return (out + columns - 1) / columns * inputs * columns;
 }
 
 PanelMatrix PanelMatrix::pack(const at::Tensor& matrix, at::Tensor storage, PanelPrecision precision) {
@@ -74,12 +79,16 @@ PanelMatrix PanelMatrix::pack(const at::Tensor& matrix, at::Tensor storage, Pane
         return packed;
     }
     const auto type = panel_type(precision);
-    packed.panels = storage.defined() ? storage.view({count, packed.in, width}) : at::zeros({count, packed.in, width}, type);
+    packed.narrow = narrow_for(precision);
+    const int64_t columns = packed.narrow ? narrow_width : width;
+    const int64_t panels = (packed.out + columns - 1) / columns;
+    packed.panels = storage.defined() ? storage.view({panels, packed.in, columns})
+                                      : at::zeros({panels, packed.in, columns}, type);
     auto scatter = [&](auto* panels, auto convert) {
         for (int64_t o = 0; o < packed.out; ++o) {
-            auto* column = panels + (o / width) * packed.in * width + o % width;
+            auto* column = panels + (o / columns) * packed.in * columns + o % columns;
             const float* row = rows + o * packed.in;
-            for (int64_t k = 0; k < packed.in; ++k) column[k * width] = convert(row[k]);
+            for (int64_t k = 0; k < packed.in; ++k) column[k * columns] = convert(row[k]);
         }
     };
     if (packed.half())
@@ -100,7 +109,7 @@ void combine_panel_columns(const float* x, int64_t m, int64_t x_stride, const Pa
         throw sdk::Error(CDZ_STATUS_INTERNAL, "panel columns [" + std::to_string(first) + ", " +
                                                   std::to_string(first + count) + ") of a matrix of " +
                                                   std::to_string(w.out) + " outputs");
-    const int64_t skip = first * w.in;  // whole panels [in, 64] before the first column
+    const int64_t skip = first * w.in;  // whole panels [in, 64] (or [in, 16]) before the first column
     const float* columns_bias = bias ? bias + first : nullptr;
     if (w.int8()) {
         const int64_t panel_bytes = (w.in + 3) / 4 * 4 * PanelMatrix::width;
@@ -112,6 +121,8 @@ void combine_panel_columns(const float* x, int64_t m, int64_t x_stride, const Pa
     if (w.half())
         combine_half_panels(x, m, x_stride, reinterpret_cast<const uint16_t*>(w.panels.data_ptr<at::Half>()) + skip,
                             w.in, count, columns_bias, y + first, y_stride);
+    else if (w.narrow)
+        combine_narrow_panels(x, m, x_stride, w.data() + skip, w.in, count, columns_bias, y + first, y_stride);
     else
         combine_panels(x, m, x_stride, w.data() + skip, w.in, count, columns_bias, y + first, y_stride);
 }

@@ -1,6 +1,8 @@
 // The CPU pass's matrices as panels: each [out, in] projection stored as
 // ceil(out / 64) panels of 64 outputs, panel p = rows [64 p, 64 p + 64) of
-// the matrix transposed, [in, 64] row-major, the last padded with zeros.
+// the matrix transposed, [in, 64] row-major, the last padded with zeros
+// (float32 for the AVX2 kernel: ceil(out / 16) narrow panels [in, 16],
+// row_combinations.h).
 // x W^T is then, panel by panel, a combination of the panel's rows weighted
 // by the rows of x (combine_panels in row_combinations.h): each panel is one
 // contiguous stream, all rows of x share each of its loads, and no sum is
@@ -26,7 +28,7 @@ namespace cadenza::llama {
 enum class PanelPrecision { float32, float16, int8 };
 
 struct PanelMatrix {
-    at::Tensor panels;  // [ceil(out / 64), in, 64] float32 or float16 (at::kHalf); int8 (at::kChar): int8_panels.h
+    at::Tensor panels;  // [ceil(out / 64), in, 64] float32 or float16 (at::kHalf), [ceil(out / 16), in, 16] if narrow; int8 (at::kChar): int8_panels.h
     at::Tensor scales;  // int8 only: [ceil(out / 64) * 64] float32, each output's step
     at::Tensor sums;    // int8 only: [ceil(out / 64) * 64] int32, each output's sum of its int8 weights
     int64_t out = 0, in = 0;
@@ -36,7 +38,13 @@ struct PanelMatrix {
     const float* int8_scales = nullptr;
     const int32_t* int8_sums = nullptr;
 
+    bool narrow = false;  // float32 panels 16 outputs wide (narrow_panels_preferred())
+
+    // The panels' width, and the columns combine_panel_columns starts at a multiple of.
     static constexpr int64_t width = 64;
+    static constexpr int64_t narrow_width = 16;
+    // Whether float32 panels packed now are narrow: the kernel this CPU runs.
+    static bool narrow_for(PanelPrecision precision);
     // Elements (of the precision's type) the panels of an [out, in] matrix take.
     static int64_t size_for(int64_t out, int64_t in, PanelPrecision precision = PanelPrecision::float32);
     // From a contiguous float32 CPU matrix [out, in], into `storage`

@@ -68,7 +68,14 @@ void combine_rows(const float* a, int64_t rows, int64_t a_stride, const float* b
 
 namespace {
 
-// The panel kernels exist in AVX-512 and AVX2 only; the bias is added after them.
+// The panel kernels' bias, added after them.
+void add_bias(const float* bias, int64_t m, int64_t out, float* y, int64_t y_stride) {
+    if (bias)
+        for (int64_t i = 0; i < m; ++i)
+            for (int64_t o = 0; o < out; ++o) y[i * y_stride + o] += bias[o];
+}
+
+// The panel kernels exist in AVX-512 and AVX2 only.
 template <typename Weight>
 using PanelKernel = void (*)(const float*, int64_t, int64_t, const Weight*, int64_t, int64_t, float*, int64_t);
 
@@ -80,9 +87,7 @@ void combine_panels_with_bias(const char* name, PanelKernel<Weight> avx512, Pane
     if (kernel == CombineKernel::plain)
         throw sdk::Error(CDZ_STATUS_INTERNAL, std::string(name) + " needs the AVX-512 or the AVX2 kernel");
     (kernel == CombineKernel::avx512 ? avx512 : avx2)(x, m, x_stride, panels, in, out, y, y_stride);
-    if (bias)
-        for (int64_t i = 0; i < m; ++i)
-            for (int64_t o = 0; o < out; ++o) y[i * y_stride + o] += bias[o];
+    add_bias(bias, m, out, y, y_stride);
 }
 
 }  // namespace
@@ -91,6 +96,16 @@ void combine_panels(const float* x, int64_t m, int64_t x_stride, const float* pa
                     const float* bias, float* y, int64_t y_stride) {
     combine_panels_with_bias<float>("combine_panels", &combine_panels_avx512, &combine_panels_avx2, x, m, x_stride,
                                     panels, in, out, bias, y, y_stride);
+}
+
+bool narrow_panels_preferred() { return combine_kernel() == CombineKernel::avx2; }
+
+void combine_narrow_panels(const float* x, int64_t m, int64_t x_stride, const float* panels, int64_t in, int64_t out,
+                           const float* bias, float* y, int64_t y_stride) {
+    if (combine_kernel() != CombineKernel::avx2)
+        throw sdk::Error(CDZ_STATUS_INTERNAL, "combine_narrow_panels needs the AVX2 kernel");
+    combine_narrow_panels_avx2(x, m, x_stride, panels, in, out, y, y_stride);
+    add_bias(bias, m, out, y, y_stride);
 }
 
 void combine_half_rows(const float* a, int64_t rows, int64_t a_stride, const uint16_t* b, int64_t count,

@@ -41,6 +41,17 @@ bool combine_rows_vectorized();
 void combine_panels(const float* x, int64_t m, int64_t x_stride, const float* panels, int64_t in, int64_t out,
                     const float* bias, float* y, int64_t y_stride);
 
+// Narrow panels: the AVX2 kernel's float32 weights, ceil(out / 16) panels
+// [in, 16] (PanelMatrix packs them so where narrow_panels_preferred()). Each
+// k row of a panel is one 64-byte line, so up to six rows of x share one
+// contiguous stream whose sums fit AVX2's 16 registers, where 64-wide panels
+// need either several sweeps or a stride. The same sums, in the same order,
+// as combine_panels over the same weights: the same bits. Only with the AVX2
+// kernel.
+bool narrow_panels_preferred();
+void combine_narrow_panels(const float* x, int64_t m, int64_t x_stride, const float* panels, int64_t in, int64_t out,
+                           const float* bias, float* y, int64_t y_stride);
+
 // combine_panels with the panels' weights in float16 (IEEE binary16), each
 // converted to float32 as it is loaded: the same sums, in the same order, as
 // combine_panels over those weights in float32. Only with a vectorized kernel.
@@ -67,5 +78,7 @@ void combine_panels_avx2(const float* x, int64_t m, int64_t x_stride, const floa
                          float* y, int64_t y_stride);
 void combine_half_panels_avx2(const float* x, int64_t m, int64_t x_stride, const uint16_t* panels, int64_t in,
                               int64_t out, float* y, int64_t y_stride);
+void combine_narrow_panels_avx2(const float* x, int64_t m, int64_t x_stride, const float* panels, int64_t in,
+                                int64_t out, float* y, int64_t y_stride);
 
 }  // namespace cadenza::llama

@@ -45,6 +45,19 @@ inline __m256 load_tail_piece(const uint16_t* p, int64_t tail) {
     return load_piece(piece);
 }
 
+// sum[r][c] += a[r][k] * piece[c], each row's weight broadcast once for all
+// the pieces: one multiply-add per term, in the order of k.
+template <int R, int C>
+inline void add_row_products(__m256 (&sum)[R][C], const float* a, int64_t a_stride, int64_t k,
+                             const __m256 (&piece)[C]) {
+#pragma GCC unroll 6
+    for (int r = 0; r < R; ++r) {
+        const __m256 weight = _mm256_broadcast_ss(a + r * a_stride + k);
+#pragma GCC unroll 8
+        for (int c = 0; c < C; ++c) sum[r][c] = _mm256_fmadd_ps(weight, piece[c], sum[r][c]);
+    }
+}
+
 // Rows r < R of out, columns [first, first + 8 C), the last piece only its
 // first `tail` lanes when Tail. With `resume`, the sums start from what out
 // holds (the same rows' sums over the earlier terms, stored as floats: the
@@ -74,12 +87,7 @@ inline void combine_block(const float* a, int64_t a_stride, const B* b, int64_t 
 #pragma GCC unroll 8
         for (int c = 0; c < C; ++c)
             piece[c] = Tail && c == C - 1 ? load_tail_piece(row + 8 * c, tail) : load_piece(row + 8 * c);
-#pragma GCC unroll 6
-        for (int r = 0; r < R; ++r) {
-            const __m256 weight = _mm256_broadcast_ss(a + r * a_stride + k);
-#pragma GCC unroll 8
-            for (int c = 0; c < C; ++c) sum[r][c] = _mm256_fmadd_ps(weight, piece[c], sum[r][c]);
-        }
+        add_row_products<R, C>(sum, a, a_stride, k, piece);
     }
 #pragma GCC unroll 6
     for (int r = 0; r < R; ++r)
@@ -140,8 +148,9 @@ inline void combine_rows_of(const float* a, int64_t a_stride, const B* b, int64_
 // L2 or beyond.
 constexpr int64_t panel_chunk = 64;
 
-// The most rows a block of a panel takes. Float32 panels go three rows at a
-// time (each of 4 pieces): 4 to 6 rows are two blocks that each read 128
+// The most rows a block of a 64-wide panel takes (the key panels; the
+// projections' float32 panels are narrow, below). Float32 panels go three
+// rows at a time (each of 4 pieces): 4 to 6 rows are two blocks that each read 128
 // contiguous bytes a k, the second from L1 (the chunk the first just read),
 // rather than one block reading 64 with a stride of 256. Measured on a Zen 3
 // over en-small's projections, interleaved: 4-6 rows took 0.71-0.84 of the
@@ -169,6 +178,114 @@ inline void combine_panels_of(const float* x, int64_t m, int64_t x_stride, const
     }
 }
 
+// Narrow panels ([in, 16] each, row_combinations.h): a block of R rows takes
+// P panels side by side, two pieces of each, its R * 2P sums in registers
+// (at most 12): six rows take one panel, one row four, two or three rows
+// two. Each k row of a panel is one 64-byte line, so a block reads each of
+// its panels as one contiguous stream, and all R rows share each load.
+// Measured on a Zen 3 over en-small's projections (27.3 MB, interleaved with
+// the 64-wide panels): 2-6 rows took 0.61-0.70 of the time, one row
+// 0.75-0.99; 8 and 9 rows (6 + 2, 6 + 3) 0.90-0.97.
+constexpr int64_t narrow_width = 16;
+
+// A panel's rows are taken this many at a time (8 KiB of a panel): every
+// block of rows finishes them while they are in L1, so that the blocks after
+// the first (of the rows beyond six) do not read the panel again from memory.
+constexpr int64_t narrow_chunk = 128;
+
+// The first block of rows prefetches each of its panels this far ahead.
+constexpr int64_t narrow_prefetch_bytes = 4096;
+
+template <int R>
+constexpr int narrow_panels_for_rows() {
+    return R == 1 ? 4 : R <= 3 ? 2 : 1;
+}
+
+// The lanes of piece c (8 columns from 8 c) below `columns` valid columns.
+inline int narrow_lanes(int64_t columns, int c) {
+    const int64_t lanes = columns - 8 * c;
+    return lanes <= 0 ? 0 : lanes >= 8 ? 8 : static_cast<int>(lanes);
+}
+
+// Rows r < R of y, the columns of P panels from `panel` (the k rows [0,
+// count) of each, panel p at panel + p * panel_stride), the last panel only
+// its first `columns` - 16 (P - 1) columns. With `resume`, the sums start
+// from what y holds (the same bits as had they stayed in registers).
+template <int R, int P>
+inline void combine_narrow_block(const float* x, int64_t x_stride, const float* panel, int64_t panel_stride,
+                                 int64_t count, int64_t columns, float* y, int64_t y_stride, bool resume,
+                                 bool prefetch) {
+    constexpr int C = 2 * P;
+    int lanes[C];
+    for (int c = 0; c < C; ++c) lanes[c] = narrow_lanes(columns, c);
+    __m256 sum[R][C];
+#pragma GCC unroll 6
+    for (int r = 0; r < R; ++r)
+#pragma GCC unroll 8
+        for (int c = 0; c < C; ++c) {
+            const float* from = y + r * y_stride + 8 * c;
+            sum[r][c] = !resume || lanes[c] == 0 ? _mm256_setzero_ps()
+                        : lanes[c] == 8         ? _mm256_loadu_ps(from)
+                                                : _mm256_maskload_ps(from, lanes_below(lanes[c]));
+        }
+    for (int64_t k = 0; k < count; ++k) {
+        __m256 piece[C];
+#pragma GCC unroll 4
+        for (int p = 0; p < P; ++p) {
+            const float* row = panel + p * panel_stride + k * narrow_width;
+            if (prefetch) _mm_prefetch(reinterpret_cast<const char*>(row) + narrow_prefetch_bytes, _MM_HINT_T0);
+            piece[2 * p] = _mm256_loadu_ps(row);
+            piece[2 * p + 1] = _mm256_loadu_ps(row + 8);
+        }
+        add_row_products<R, C>(sum, x, x_stride, k, piece);
+    }
+#pragma GCC unroll 6
+    for (int r = 0; r < R; ++r)
+#pragma GCC unroll 8
+        for (int c = 0; c < C; ++c) {
+            float* to = y + r * y_stride + 8 * c;
+            if (lanes[c] == 8)
+                _mm256_storeu_ps(to, sum[r][c]);
+            else if (lanes[c] > 0)
+                _mm256_maskstore_ps(to, lanes_below(lanes[c]), sum[r][c]);
+        }
+}
+
+// Rows [0, R) of y, the columns of the `panels_here` panels from `first`, k
+// rows [k, k + count).
+template <int R, int P>
+inline void combine_narrow_rows(const float* x, int64_t x_stride, const float* panels, int64_t in, int64_t out,
+                                int64_t first, int64_t k, int64_t count, float* y, int64_t y_stride, bool prefetch) {
+    combine_narrow_block<R, P>(x + k, x_stride, panels + first * in + k * narrow_width, in * narrow_width, count,
+                               out - first, y + first, y_stride, k > 0, prefetch);
+}
+
+// P panels at a time (the last group as many as are left), each group a
+// chunk of k rows at a time, every block of rows through the chunk.
+template <int P>
+inline void combine_narrow_panels_with(const float* x, int64_t m, int64_t x_stride, const float* panels, int64_t in,
+                                       int64_t out, float* y, int64_t y_stride) {
+    for (int64_t first = 0; first < out; first += P * narrow_width) {
+        const int64_t left = (out - first + narrow_width - 1) / narrow_width;
+        auto group = [&](auto panels_here, int64_t) {
+            constexpr int group_panels = decltype(panels_here)::value;
+            for (int64_t k = 0; k < in; k += narrow_chunk) {
+                const int64_t count = in - k < narrow_chunk ? in - k : narrow_chunk;
+                auto rows_from = [&](auto rows, int64_t r) {
+                    combine_narrow_rows<decltype(rows)::value, group_panels>(
+                        x + r * x_stride, x_stride, panels, in, out, first, k, count, y + r * y_stride, y_stride,
+                        r == 0);
+                };
+                in_blocks_of<6>(m, rows_from);
+            }
+        };
+        if (left >= P)
+            group(RowCount<P>{}, 0);
+        else
+            with_row_count<P>(left, 0, group);
+    }
+}
+
 template <class B>
 inline void combine_rows_in_blocks(const float* a, int64_t rows, int64_t a_stride, const B* b, int64_t count,
                                    int64_t b_stride, int64_t width, float* out, int64_t out_stride) {
@@ -193,6 +310,16 @@ void combine_half_rows_avx2(const float* a, int64_t rows, int64_t a_stride, cons
 void combine_panels_avx2(const float* x, int64_t m, int64_t x_stride, const float* panels, int64_t in, int64_t out,
                          float* y, int64_t y_stride) {
     combine_panels_of(x, m, x_stride, panels, in, out, y, y_stride);
+}
+
+void combine_narrow_panels_avx2(const float* x, int64_t m, int64_t x_stride, const float* panels, int64_t in,
+                                int64_t out, float* y, int64_t y_stride) {
+    // Every block of rows takes as many panels at a time as the first: a
+    // block of fewer rows beyond six keeps fewer sums, not other panels.
+    constexpr int one_row = narrow_panels_for_rows<1>(), few_rows = narrow_panels_for_rows<3>();
+    if (m == 1) return combine_narrow_panels_with<one_row>(x, m, x_stride, panels, in, out, y, y_stride);
+    if (m <= 3) return combine_narrow_panels_with<few_rows>(x, m, x_stride, panels, in, out, y, y_stride);
+    combine_narrow_panels_with<1>(x, m, x_stride, panels, in, out, y, y_stride);
 }
 
 void combine_half_panels_avx2(const float* x, int64_t m, int64_t x_stride, const uint16_t* panels, int64_t in,

@@ -133,9 +133,9 @@ TEST(RowCombinations, PanelsGiveTheMatrixProductForEveryShape) {
     if (!combine_rows_vectorized()) GTEST_SKIP() << "the panel kernel needs AVX-512F or AVX2";
     for_each_panel_case(3, [](const PanelCase& c) {
         const PanelMatrix panels = PanelMatrix::pack(c.weight);
+        EXPECT_EQ(panels.narrow, narrow_panels_preferred());
         std::vector<float> y(static_cast<size_t>(c.m * c.y_stride), untouched);
-        combine_panels(c.x.data(), c.m, c.x_stride, panels.data(), c.in, c.out, c.bias.data_ptr<float>(), y.data(),
-                       c.y_stride);
+        combine_panels(c.x.data(), c.m, c.x_stride, panels, c.bias.data_ptr<float>(), y.data(), c.y_stride);
         const float* w = c.weight.data_ptr<float>();
         double worst = 0.0;
         for (int64_t i = 0; i < c.m; ++i) {
@@ -277,16 +277,30 @@ struct CombineKernels {
     void (*half_rows)(const float*, int64_t, int64_t, const uint16_t*, int64_t, int64_t, int64_t, float*, int64_t);
     void (*panels)(const float*, int64_t, int64_t, const float*, int64_t, int64_t, float*, int64_t);
     void (*half_panels)(const float*, int64_t, int64_t, const uint16_t*, int64_t, int64_t, float*, int64_t);
+    // AVX2's alone: float32 panels 16 outputs wide.
+    void (*narrow_panels)(const float*, int64_t, int64_t, const float*, int64_t, int64_t, float*, int64_t);
 };
+
+// An [out, in] matrix as ceil(out / columns) panels [in, columns], the last
+// padded with zeros: the 64-wide layout the kernels' panels take, or the
+// narrow one, whichever PanelMatrix::pack would choose on this CPU.
+std::vector<float> panels_of_width(const at::Tensor& matrix, int64_t columns) {
+    const int64_t out = matrix.size(0), in = matrix.size(1);
+    std::vector<float> panels(static_cast<size_t>((out + columns - 1) / columns * in * columns), 0.0f);
+    const float* w = matrix.data_ptr<float>();
+    for (int64_t o = 0; o < out; ++o)
+        for (int64_t k = 0; k < in; ++k) panels[(o / columns) * in * columns + k * columns + o % columns] = w[o * in + k];
+    return panels;
+}
 
 std::vector<CombineKernels> kernels_here() {
     std::vector<CombineKernels> kernels;
     if (kernel_supported(MatmulKernel::avx512))
         kernels.push_back({"avx512", combine_rows_avx512, combine_half_rows_avx512, combine_panels_avx512,
-                           combine_half_panels_avx512});
+                           combine_half_panels_avx512, nullptr});
     if (kernel_supported(MatmulKernel::avx2) && __builtin_cpu_supports("f16c"))
         kernels.push_back({"avx2", combine_rows_avx2, combine_half_rows_avx2, combine_panels_avx2,
-                           combine_half_panels_avx2});
+                           combine_half_panels_avx2, combine_narrow_panels_avx2});
     return kernels;
 }
 
@@ -330,15 +344,23 @@ TEST(RowCombinations, EveryKernelSumsEachOutputInOrderToTheBit) {
     for (const CombineKernels& kernel : kernels)
         for_each_panel_case(15, [&](const PanelCase& c) {
             const at::Tensor rounded = c.weight.to(at::kHalf).to(at::kFloat).contiguous();
-            const PanelMatrix full = PanelMatrix::pack(rounded);
+            const std::vector<float> full = panels_of_width(rounded, PanelMatrix::width);
             const PanelMatrix half = PanelMatrix::pack(c.weight, {}, PanelPrecision::float16);
             std::vector<float> from_full(static_cast<size_t>(c.m * c.y_stride), untouched), from_half = from_full,
+                                                                                          from_narrow = from_full,
                                                                                           expected = from_full;
             for (int64_t i = 0; i < c.m; ++i)
                 for (int64_t o = 0; o < c.out; ++o)
                     expected[i * c.y_stride + o] =
                         fma_in_order(&c.x[i * c.x_stride], 1, rounded.data_ptr<float>() + o * c.in, 1, c.in);
             kernel.panels(c.x.data(), c.m, c.x_stride, full.data(), c.in, c.out, from_full.data(), c.y_stride);
+            if (kernel.narrow_panels) {
+                const std::vector<float> narrow = panels_of_width(rounded, PanelMatrix::narrow_width);
+                kernel.narrow_panels(c.x.data(), c.m, c.x_stride, narrow.data(), c.in, c.out, from_narrow.data(),
+                                     c.y_stride);
+                ASSERT_EQ(from_narrow, expected)
+                    << kernel.name << ", narrow: out " << c.out << ", in " << c.in << ", m " << c.m;
+            }
             kernel.half_panels(c.x.data(), c.m, c.x_stride,
                                reinterpret_cast<const uint16_t*>(half.panels.data_ptr<at::Half>()), c.in, c.out,
                                from_half.data(), c.y_stride);
