@@ -50,13 +50,13 @@ void pack_int8(PanelMatrix& packed, const float* rows) {
 
 }  // namespace
 
-bool PanelMatrix::narrow_for(PanelPrecision precision) {
-    return precision == PanelPrecision::float32 && narrow_panels_preferred();
+int64_t PanelMatrix::width_for(PanelPrecision precision) {
+    return precision == PanelPrecision::float32 && narrow_panels_preferred() ? narrow_width : width;
 }
 
 int64_t PanelMatrix::size_for(int64_t out, int64_t in, PanelPrecision precision) {
     const int64_t inputs = precision == PanelPrecision::int8 ? (in + 3) / 4 * 4 : in;
-    const int64_t columns = narrow_for(precision) ? narrow_width : width;
+    const int64_t columns = width_for(precision);
     return (out + columns - 1) / columns * inputs * columns;
 }
 
@@ -79,8 +79,8 @@ PanelMatrix PanelMatrix::pack(const at::Tensor& matrix, at::Tensor storage, Pane
         return packed;
     }
     const auto type = panel_type(precision);
-    packed.narrow = narrow_for(precision);
-    const int64_t columns = packed.narrow ? narrow_width : width;
+    const int64_t columns = width_for(precision);
+    packed.narrow = columns == narrow_width;
     const int64_t panels = (packed.out + columns - 1) / columns;
     packed.panels = storage.defined() ? storage.view({panels, packed.in, columns})
                                       : at::zeros({panels, packed.in, columns}, type);

@@ -43,8 +43,9 @@ struct PanelMatrix {
     // The panels' width, and the columns combine_panel_columns starts at a multiple of.
     static constexpr int64_t width = 64;
     static constexpr int64_t narrow_width = 16;
-    // Whether float32 panels packed now are narrow: the kernel this CPU runs.
-    static bool narrow_for(PanelPrecision precision);
+    // The width of the panels packed now: narrow_width for float32 on the
+    // AVX2 kernel (narrow_panels_preferred()), else width.
+    static int64_t width_for(PanelPrecision precision);
     // Elements (of the precision's type) the panels of an [out, in] matrix take.
     static int64_t size_for(int64_t out, int64_t in, PanelPrecision precision = PanelPrecision::float32);
     // From a contiguous float32 CPU matrix [out, in], into `storage`

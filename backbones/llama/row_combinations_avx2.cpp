@@ -251,15 +251,6 @@ inline void combine_narrow_block(const float* x, int64_t x_stride, const float* 
         }
 }
 
-// Rows [0, R) of y, the columns of the `panels_here` panels from `first`, k
-// rows [k, k + count).
-template <int R, int P>
-inline void combine_narrow_rows(const float* x, int64_t x_stride, const float* panels, int64_t in, int64_t out,
-                                int64_t first, int64_t k, int64_t count, float* y, int64_t y_stride, bool prefetch) {
-    combine_narrow_block<R, P>(x + k, x_stride, panels + first * in + k * narrow_width, in * narrow_width, count,
-                               out - first, y + first, y_stride, k > 0, prefetch);
-}
-
 // P panels at a time (the last group as many as are left), each group a
 // chunk of k rows at a time, every block of rows through the chunk.
 template <int P>
@@ -272,9 +263,9 @@ inline void combine_narrow_panels_with(const float* x, int64_t m, int64_t x_stri
             for (int64_t k = 0; k < in; k += narrow_chunk) {
                 const int64_t count = in - k < narrow_chunk ? in - k : narrow_chunk;
                 auto rows_from = [&](auto rows, int64_t r) {
-                    combine_narrow_rows<decltype(rows)::value, group_panels>(
-                        x + r * x_stride, x_stride, panels, in, out, first, k, count, y + r * y_stride, y_stride,
-                        r == 0);
+                    combine_narrow_block<decltype(rows)::value, group_panels>(
+                        x + r * x_stride + k, x_stride, panels + first * in + k * narrow_width, in * narrow_width,
+                        count, out - first, y + r * y_stride + first, y_stride, k > 0, r == 0);
                 };
                 in_blocks_of<6>(m, rows_from);
             }
