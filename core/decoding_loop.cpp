@@ -32,7 +32,7 @@ void check_tree(const cdz_token_tree& tree, const std::string& drafter) {
 }  // namespace
 
 DecodingLoop::DecodingLoop(EngineStages& stages, const cdz_sampling& sampling, DecodingStats& stats,
-                           std::vector<int32_t> prompt, int64_t capacity)
+                           std::vector<int32_t> prompt, int64_t capacity, bool draft_ahead)
     : stages_(stages),
       backbone_(stages.backbone->vtable<cdz_backbone_vtable>()),
       sampling_(sampling),
@@ -41,14 +41,19 @@ DecodingLoop::DecodingLoop(EngineStages& stages, const cdz_sampling& sampling, D
       want_hidden_(stages.drafter && stages.drafter_info.needs_target_hidden),
       vocab_(stages.backbone_info.vocab_size),
       processors_(stages.logits_processors),
-      sequence_(std::move(prompt)) {
+      sequence_(std::move(prompt)),
+      draft_ahead_(draft_ahead && stages.drafter && verifying_) {
     session_ = create_session(*stages.backbone, backbone_.session_create, backbone_.session_destroy, capacity);
     processors_.start(sequence_, capacity);
     if (stages.drafter) {
         const auto& drafter = stages.drafter->vtable<cdz_drafter_vtable>();
         draft_session_ = create_session(*stages.drafter, drafter.session_create, drafter.session_destroy, capacity);
         const auto rows = static_cast<size_t>(std::max(stages.drafter_info.max_nodes, 0));
-        lent_probabilities_.resize(rows * static_cast<size_t>(vocab_));
+        proposal_.lent.resize(rows * static_cast<size_t>(vocab_));
+        if (draft_ahead_) {
+            ahead_.lent.resize(proposal_.lent.size());
+            ahead_thread_ = std::make_unique<DraftAheadThread>();
+        }
     }
     if (stages.acceptor) {
         const auto& acceptor = stages.acceptor->vtable<cdz_acceptor_vtable>();
@@ -142,75 +147,108 @@ void DecodingLoop::commit(size_t chain, const int32_t* accepted, int32_t accepte
 }
 
 const cdz_token_tree* DecodingLoop::propose() {
-    draft_probabilities_.reset();
     draft_rows_ = nullptr;
     if (!stages_.drafter) return nullptr;
+    const double seconds =
+        call_drafter(sequence_.data(), static_cast<int64_t>(sequence_.size()), !draft_ahead_, proposal_);
+    stats_.draft_seconds += seconds;
+    stats_.add_draft_pass();
+    if (!proposed_) stats_.add_first_draft_pass(seconds);  // the session's first proposal
+    proposed_ = true;
+    return take_proposal();
+}
+
+double DecodingLoop::call_drafter(const int32_t* tokens, int64_t count, bool account, Proposal& proposal) {
+    proposal.probabilities.reset();
     const auto& drafter = stages_.drafter->vtable<cdz_drafter_vtable>();
     TensorView hidden_view(hidden_.data(), DLDataType{kDLFloat, 32, 1}, {static_cast<int64_t>(hidden_.size())});
     cdz_draft_input input{};
     input.struct_size = sizeof(input);
-    input.tokens = sequence_.data();
-    input.token_count = static_cast<int64_t>(sequence_.size());
+    input.tokens = tokens;
+    input.token_count = count;
     const bool have_hidden = want_hidden_ && hidden_position_ >= 0;
     input.target_hidden = have_hidden ? hidden_view.get() : nullptr;
     input.target_hidden_position = have_hidden ? hidden_position_ : -1;
     input.sampling = &sampling_;
-    input.previous_token_count = previous_token_count_;
-    input.accepted_count = static_cast<int32_t>(previous_accepted_.size());
-    input.accepted_nodes = previous_accepted_.empty() ? nullptr : previous_accepted_.data();
-    draft_ = cdz_draft_output{};
-    draft_.struct_size = sizeof(draft_);
-    if (!lent_probabilities_.empty()) {
-        draft_.lent_probabilities = lent_probabilities_.data();
-        draft_.lent_rows = stages_.drafter_info.max_nodes;
-        draft_.lent_row_size = vocab_;
+    if (account) {
+        input.previous_token_count = previous_token_count_;
+        input.accepted_count = static_cast<int32_t>(previous_accepted_.size());
+        input.accepted_nodes = previous_accepted_.empty() ? nullptr : previous_accepted_.data();
     }
+    cdz_draft_output& out = proposal.output;
+    out = cdz_draft_output{};
+    out.struct_size = sizeof(out);
+    if (!proposal.lent.empty()) {
+        out.lent_probabilities = proposal.lent.data();
+        out.lent_rows = stages_.drafter_info.max_nodes;
+        out.lent_row_size = vocab_;
+    }
+    double seconds = 0.0;
     {
-        const bool first = previous_token_count_ == 0;  // the session's first proposal
-        double seconds = 0.0;
-        {
-            ScopedTimer timer(seconds);
-            throw_if_error(drafter.propose(draft_session_->get(), &input, &draft_), stages_.drafter->name() + ": propose");
-        }
-        stats_.draft_seconds += seconds;
-        stats_.add_draft_pass();
-        if (first) stats_.add_first_draft_pass(seconds);
+        ScopedTimer timer(seconds);
+        throw_if_error(drafter.propose(draft_session_->get(), &input, &out), stages_.drafter->name() + ": propose");
     }
-    previous_token_count_ = input.token_count;
-    previous_accepted_.clear();
-    draft_probabilities_ = ManagedTensor(draft_.probabilities);
+    if (account) {
+        previous_token_count_ = count;
+        previous_accepted_.clear();
+    }
+    proposal.probabilities = ManagedTensor(out.probabilities);
+    return seconds;
+}
+
+const cdz_token_tree* DecodingLoop::take_proposal() {
+    const cdz_draft_output& out = proposal_.output;
     const std::string& name = stages_.drafter->name();
-    check_tree(draft_.tree, name);
-    if (draft_.wrote_lent_probabilities) {
-        if (draft_probabilities_)
+    check_tree(out.tree, name);
+    draft_rows_ = nullptr;
+    if (out.wrote_lent_probabilities) {
+        if (proposal_.probabilities)
             throw Error(CDZ_STATUS_INTERNAL, name + ": returned probabilities and also wrote the lent buffer");
-        if (draft_.tree.node_count > draft_.lent_rows)
-            throw Error(CDZ_STATUS_INTERNAL, name + ": wrote " + std::to_string(draft_.tree.node_count) +
+        if (out.tree.node_count > out.lent_rows)
+            throw Error(CDZ_STATUS_INTERNAL, name + ": wrote " + std::to_string(out.tree.node_count) +
                                                  " rows of probabilities into a lent buffer of " +
-                                                 std::to_string(draft_.lent_rows));
-        draft_rows_ = lent_probabilities_.data();
-    } else if (draft_probabilities_) {
+                                                 std::to_string(out.lent_rows));
+        draft_rows_ = proposal_.lent.data();
+    } else if (proposal_.probabilities) {
         // Acceptors index these rows by the backbone's vocabulary.
-        const auto shape = draft_probabilities_.expect(kDLFloat, 32, 2, name + ": probabilities");
-        if (shape[0] < draft_.tree.node_count || shape[1] != vocab_)
+        const auto shape = proposal_.probabilities.expect(kDLFloat, 32, 2, name + ": probabilities");
+        if (shape[0] < out.tree.node_count || shape[1] != vocab_)
             throw Error(CDZ_STATUS_INVALID_CONFIG,
                         name + ": draft probabilities are [" + std::to_string(shape[0]) + ", " +
-                            std::to_string(shape[1]) + "] but the tree has " + std::to_string(draft_.tree.node_count) +
+                            std::to_string(shape[1]) + "] but the tree has " + std::to_string(out.tree.node_count) +
                             " nodes over the backbone's " + std::to_string(vocab_) + " tokens (do draft and target agree?)");
-        draft_rows_ = draft_probabilities_.data<float>();
+        draft_rows_ = proposal_.probabilities.data<float>();
     }
-    if (draft_rows_) check_finite_rows(draft_rows_, draft_.tree.node_count);
-    return draft_.tree.node_count > 0 ? &draft_.tree : nullptr;
+    if (draft_rows_) check_finite_rows(draft_rows_, out.tree.node_count);
+    return out.tree.node_count > 0 ? &out.tree : nullptr;
+}
+
+const cdz_token_tree* DecodingLoop::start_draft_ahead(const cdz_token_tree& tree) {
+    const auto nodes = static_cast<size_t>(tree.node_count);
+    held_tokens_.assign(tree.tokens, tree.tokens + nodes);
+    held_parents_.assign(tree.parents, tree.parents + nodes);
+    held_tree_ = cdz_token_tree{sizeof(cdz_token_tree), tree.node_count, 1, held_tokens_.data(), held_parents_.data()};
+    if (draft_rows_ && draft_rows_ != proposal_.lent.data()) {  // the drafter's tensor: its next proposal may reuse it
+        held_rows_.assign(draft_rows_, draft_rows_ + nodes * static_cast<size_t>(vocab_));
+        draft_rows_ = held_rows_.data();
+        proposal_.probabilities.reset();
+    }
+    ahead_tokens_.assign(sequence_.begin(), sequence_.end());
+    ahead_tokens_.insert(ahead_tokens_.end(), held_tokens_.begin(), held_tokens_.end());
+    ahead_thread_->start([this] {
+        ahead_seconds_ = call_drafter(ahead_tokens_.data(), static_cast<int64_t>(ahead_tokens_.size()), false, ahead_);
+    });
+    return &held_tree_;
 }
 
 // The processors rule the rows an unverifying acceptor chooses from, in a
 // buffer of the loop's own (the drafter's tensor is its to keep).
 void DecodingLoop::rule_unverified_rows(int32_t rows) {
-    float* writable = lent_probabilities_.data();
+    float* writable = proposal_.lent.data();
     if (draft_rows_ != writable) {
         const size_t size = static_cast<size_t>(rows) * static_cast<size_t>(vocab_);
-        if (lent_probabilities_.size() < size) lent_probabilities_.resize(size);
-        writable = lent_probabilities_.data();
+        if (proposal_.lent.size() < size) proposal_.lent.resize(size);
+        writable = proposal_.lent.data();
         std::copy(draft_rows_, draft_rows_ + size, writable);
     }
     processors_.apply_unverified(writable, rows, vocab_, stages_.sampling_rng);
@@ -292,7 +330,17 @@ StepResult DecodingLoop::step() {
     const float* target = nullptr;
     const bool rows_on_demand = verifying_ && stages_.acceptor && stages_.acceptor_info.reads_target_rows;
     if (verifying_) {
-        tree = propose();
+        if (ahead_ready_) {  // the continuation the last step drafted beside its pass
+            if (ahead_tokens_ != sequence_)
+                throw Error(CDZ_STATUS_INTERNAL, "the continuation drafted ahead follows another sequence");
+            std::swap(proposal_, ahead_);
+            ahead_ready_ = false;
+            tree = take_proposal();
+            stats_.add_continued_step();
+        } else {
+            tree = propose();
+        }
+        if (draft_ahead_ && tree && token_tree_depth(*tree) == tree->node_count) tree = start_draft_ahead(*tree);
         evaluate(sequence_.size(), tree, true);
         const size_t rows = 1 + static_cast<size_t>(tree ? tree->node_count : 0);
         if (rows_on_demand)
@@ -350,6 +398,21 @@ StepResult DecodingLoop::step() {
     if (result.accepted_count < 0 || result.accepted_count > nodes || result.emitted_count < 1 ||
         result.emitted_count > nodes + 1 || (!verifying_ && result.accepted_count != 0))
         throw Error(CDZ_STATUS_INTERNAL, "acceptor returned an invalid result");
+    // The continuation drafted beside the pass is used when the whole chain
+    // was accepted: the bonus token is left out and the chain's last token
+    // stays unevaluated, rooting the continuation in the next step's pass.
+    bool continues = false;
+    if (ahead_thread_ && ahead_thread_->started()) {
+        stats_.draft_seconds += ahead_thread_->wait();
+        stats_.draft_ahead_seconds += ahead_seconds_;
+        stats_.add_draft_pass();
+        continues = nodes > 0 && result.accepted_count == nodes && result.emitted_count == nodes + 1 &&
+                    ahead_.output.tree.node_count > 0;
+        if (continues)
+            result.emitted_count = nodes;
+        else
+            ahead_.probabilities.reset();  // the drafter's block, free for its next proposal
+    }
     if (!verifying_ && !processors_.empty())
         result.emitted_count = static_cast<int32_t>(
             processors_.rewrite_unverified(emitted_.data(), static_cast<size_t>(result.emitted_count)));
@@ -364,7 +427,7 @@ StepResult DecodingLoop::step() {
                 throw Error(CDZ_STATUS_INTERNAL, "acceptor emitted a token that differs from its accepted node");
             expected_parent = node;
         }
-        commit(pending_, accepted_nodes_.data(), result.accepted_count);
+        commit(pending_, accepted_nodes_.data(), result.accepted_count - (continues ? 1 : 0));
         if (tree) previous_accepted_.assign(accepted_nodes_.begin(), accepted_nodes_.begin() + result.accepted_count);
     }
 
@@ -379,6 +442,7 @@ StepResult DecodingLoop::step() {
                            accept_session_->get(), step.emitted.data(), static_cast<int64_t>(step.emitted.size())),
                        stages_.acceptor->name() + ": session_commit");
     processors_.append(step.emitted.data(), step.emitted.size());
+    ahead_ready_ = continues;
     if (spdlog::should_log(spdlog::level::trace)) {
         std::string drafted, kept;
         for (int32_t i = 0; i < nodes; ++i)

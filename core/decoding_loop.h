@@ -5,6 +5,19 @@
 // acceptor that does not verify, the unevaluated tokens alone), passes the
 // logits through the pipeline's logits processors, lets the acceptor
 // choose, and commits the accepted path.
+//
+// With draft_ahead, a step that proposed a chain also asks the drafter, on a
+// thread of its own and during the target's pass, for the chain that would
+// follow it were all of it accepted. When all of it is, the step leaves out
+// the target's bonus token and its last drafted token stays unevaluated, so
+// that the next step's pass evaluates that token and the continuation: the
+// continuation's first token is then judged against the same row the bonus
+// was drawn from, and the output keeps the acceptor's distribution (a token
+// the acceptor would have drawn is not drawn, and one it judges instead
+// takes its place; which happens depends on the acceptance alone, never on
+// timing). Otherwise the continuation is dropped and the next step proposes
+// as usual. Proposals then give the drafter no account of earlier ones
+// (cdz_draft_input.previous_token_count = 0).
 #pragma once
 
 #include <cstdint>
@@ -15,6 +28,7 @@
 
 #include "cadenza/plugin.h"
 #include "decoding_stats.h"
+#include "draft_ahead_thread.h"
 #include "engine_stages.h"
 #include "logits_processor.h"
 #include "managed_tensor.h"
@@ -35,7 +49,7 @@ public:
     // evaluates all of `prompt` but its last token, which roots the first
     // step.
     DecodingLoop(EngineStages& stages, const cdz_sampling& sampling, DecodingStats& stats, std::vector<int32_t> prompt,
-                 int64_t capacity);
+                 int64_t capacity, bool draft_ahead = false);
 
     // One step. The emitted tokens are appended to the sequence.
     StepResult step();
@@ -54,8 +68,25 @@ private:
     // Commits the evaluated chain and the draft nodes of `accepted` (node
     // indices into the draft) and keeps the hidden state of the last one.
     void commit(size_t chain, const int32_t* accepted, int32_t accepted_count);
+    // One proposal's output and the rows lent to the drafter for it.
+    struct Proposal {
+        cdz_draft_output output{};
+        ManagedTensor probabilities;  // when the drafter returned its own tensor
+        std::vector<float> lent;      // [max_nodes, vocab]
+    };
     // Asks the drafter for a tree; null when there is no drafter or no tree.
     const cdz_token_tree* propose();
+    // The drafter's proposal after tokens[0, count) into `proposal`, with an
+    // account of the previous one when `account`; returns its seconds. Reads
+    // nothing the loop changes during a step but previous_token_count_ and
+    // previous_accepted_ (`account`), so that it can run beside the pass.
+    double call_drafter(const int32_t* tokens, int64_t count, bool account, Proposal& proposal);
+    // Checks proposal_ and points draft_rows_ at its rows; its tree or null.
+    const cdz_token_tree* take_proposal();
+    // Copies the tree and rows of proposal_ that the drafter owns into the
+    // loop's own (the next call reuses the drafter's) and starts the
+    // continuation of `tree`, a chain, on ahead_thread_.
+    const cdz_token_tree* start_draft_ahead(const cdz_token_tree& tree);
     // The sampling distribution of the first `rows` rows of logits_, all of them.
     const float* target_probabilities(size_t rows);
     // The same rows, each computed when first asked for (an acceptor that
@@ -97,13 +128,25 @@ private:
     std::vector<float> hidden_;  // the target's hidden state at hidden_position_
     int64_t hidden_position_ = -1;
 
-    cdz_draft_output draft_{};
-    ManagedTensor draft_probabilities_;      // when the drafter returned its own tensor
-    std::vector<float> lent_probabilities_;  // [max_nodes, vocab], lent to the drafter at every proposal
-    const float* draft_rows_ = nullptr;      // the last proposal's distributions, in either
+    Proposal proposal_;                      // the step's
+    const float* draft_rows_ = nullptr;      // its distributions, in proposal_ or held_rows_
+    bool proposed_ = false;                  // the session has proposed before
     int64_t previous_token_count_ = 0;       // the sequence's length at the last proposal
     std::vector<int32_t> previous_accepted_; // the last proposal's nodes the acceptor kept
     std::vector<int32_t> accepted_nodes_, emitted_;
+
+    // draft_ahead: the continuation (ahead_, made from ahead_tokens_ in
+    // ahead_seconds_), and the step's tree and rows held while it is made.
+    const bool draft_ahead_;
+    Proposal ahead_;
+    std::vector<int32_t> ahead_tokens_;
+    double ahead_seconds_ = 0.0;
+    bool ahead_ready_ = false;  // the next step verifies ahead_
+    std::vector<int32_t> held_tokens_, held_parents_;
+    cdz_token_tree held_tree_{};
+    std::vector<float> held_rows_;
+    // Last: destroyed first, it waits for a running proposal, which uses the members above.
+    std::unique_ptr<DraftAheadThread> ahead_thread_;
 };
 
 }  // namespace cadenza

@@ -77,6 +77,7 @@ void DecodingStats::fill(cdz_stats& out) const {
 void DecodingStats::add(const DecodingStats& other) {
     draft_seconds += other.draft_seconds;
     first_draft_seconds += other.first_draft_seconds;
+    draft_ahead_seconds += other.draft_ahead_seconds;
     verify_seconds += other.verify_seconds;
     prefill_seconds += other.prefill_seconds;
     accept_seconds += other.accept_seconds;
@@ -94,6 +95,7 @@ void DecodingStats::add(const DecodingStats& other) {
     target_passes_ += other.target_passes_;
     draft_passes_ += other.draft_passes_;
     first_draft_passes_ += other.first_draft_passes_;
+    continued_steps_ += other.continued_steps_;
     if (offered_at_depth_.size() < other.offered_at_depth_.size()) {
         offered_at_depth_.resize(other.offered_at_depth_.size(), 0);
         accepted_at_depth_.resize(other.accepted_at_depth_.size(), 0);

@@ -15,6 +15,7 @@ public:
     void record_step(int32_t tree_depth, int32_t tree_nodes, int32_t accepted_depth, int64_t tokens_emitted);
     void add_target_pass() { ++target_passes_; }
     void add_draft_pass() { ++draft_passes_; }
+    void add_continued_step() { ++continued_steps_; }
     void add_first_draft_pass(double seconds) {
         first_draft_seconds += seconds;
         ++first_draft_passes_;
@@ -24,6 +25,10 @@ public:
     // The first proposal of each synthesis: part of draft_seconds, apart here
     // because a drafter that keeps its own cache reads the prompt in it.
     double first_draft_seconds = 0.0;
+    // Proposals made beside the target's pass (draft_ahead), on their own
+    // thread: not part of draft_seconds, which counts only the loop's wait
+    // for them.
+    double draft_ahead_seconds = 0.0;
     double verify_seconds = 0.0;
     // The prompt's prefill pass: part of verify_seconds (which every target
     // pass counts in), apart here so that the loop's steps can be costed alone.
@@ -68,6 +73,8 @@ public:
     int64_t target_passes() const { return target_passes_; }
     int64_t draft_passes() const { return draft_passes_; }
     int64_t first_draft_passes() const { return first_draft_passes_; }  // syntheses that drafted
+    // Steps that verified a continuation drafted beside the last step's pass (draft_ahead).
+    int64_t continued_steps() const { return continued_steps_; }
 
 private:
     int64_t tokens_ = 0;
@@ -77,6 +84,7 @@ private:
     int64_t target_passes_ = 0;
     int64_t draft_passes_ = 0;
     int64_t first_draft_passes_ = 0;
+    int64_t continued_steps_ = 0;
     std::vector<int64_t> offered_at_depth_;
     std::vector<int64_t> accepted_at_depth_;
     std::vector<int64_t> steps_by_nodes_;  // see steps_by_draft_nodes()

@@ -116,6 +116,18 @@ Engine::Engine(PipelineConfig config) : config_(std::move(config)), stages_(std:
         s.acceptor_info.verifies = 1;  // the documented default
         throw_if_error(vtable.get_info(s.acceptor->context(), &s.acceptor_info), context(*s.acceptor));
     }
+    if (config_.draft_ahead) {
+        const std::string& at = config_.draft_ahead_at;
+        if (!s.drafter) throw Error(CDZ_STATUS_INVALID_CONFIG, at + "'draft_ahead' needs a [draft] stage");
+        if (s.drafter_info.needs_target_hidden)
+            throw Error(CDZ_STATUS_INVALID_CONFIG,
+                        at + "'draft_ahead': drafter '" + s.drafter->name() +
+                            "' reads the target's hidden states, which a proposal made beside the target's pass "
+                            "does not have yet");
+        if (!s.acceptor_info.verifies)
+            throw Error(CDZ_STATUS_INVALID_CONFIG, at + "'draft_ahead': acceptor '" + s.acceptor->name() +
+                                                       "' does not verify; there is no pass to draft beside");
+    }
 
     if (s.backbone && s.codec) {
         const auto& b = s.backbone_info;
@@ -390,7 +402,7 @@ Engine::DecodedTokens Engine::decode_tokens(Prompt prompt, double max_audio_seco
     const int64_t capacity = loop_capacity(prompt, max_frames, max_markers);
     const cdz_sampling sampling = restrict_sampling_to_audio(config_.sampling, info);
     const size_t prompt_length = prompt.tokens.size();
-    DecodingLoop loop(s, sampling, stats_, std::move(prompt.tokens), capacity);
+    DecodingLoop loop(s, sampling, stats_, std::move(prompt.tokens), capacity, config_.draft_ahead);
 
     DecodedTokens decoded;
     size_t emitted = 0;

@@ -32,6 +32,11 @@ const cdz_param_spec pipeline_specs[] = {
     {"codec_thread", CDZ_PARAM_BOOL, "true", 0, 0, 0, nullptr,
      "when audio is streamed: the codec decodes on a second thread beside the decoding loop; false decodes "
      "between steps on the synthesis thread (the audio is the same)"},
+    {"draft_ahead", CDZ_PARAM_BOOL, "false", 0, 0, 0, nullptr,
+     "the drafter proposes the next step on a second thread during the target's verifying pass, as if its whole "
+     "chain were accepted; used when it is (then that step's bonus token is left to the next step's check of the "
+     "continuation). Needs a drafter that does not read the target's hidden states; the output's distribution "
+     "is the acceptor's either way"},
 };
 
 const cdz_param_spec sampling_specs[] = {
@@ -148,6 +153,10 @@ private:
         if (auto* seed = value("seed")) config_.seed = static_cast<uint64_t>(seed->integer);
         if (auto* seconds = value("max_audio_seconds")) config_.max_audio_seconds = seconds->number;
         if (auto* thread = value("codec_thread")) config_.codec_thread = thread->boolean;
+        if (auto* ahead = value("draft_ahead"); ahead && ahead->boolean) {
+            config_.draft_ahead = true;
+            config_.draft_ahead_at = at(source_, table["draft_ahead"].node()->source(), "").to_string();
+        }
         if (auto* device = value("device")) {
             static const std::regex device_pattern("cpu|cuda(:[0-9]+)?");
             if (std::regex_match(device->text, device_pattern)) {
@@ -360,6 +369,7 @@ std::string PipelineConfig::to_toml() const {
     out << "]\n";
     out << "voice_prompt = " << toml_string_literal(voice_prompt.string()) << '\n';
     out << "codec_thread = " << (codec_thread ? "true" : "false") << '\n';
+    out << "draft_ahead = " << (draft_ahead ? "true" : "false") << '\n';
     out << "\n[sampling]\n";
     out << "temperature = " << toml_float_literal(sampling.temperature) << '\n';
     out << "top_k = " << sampling.top_k << '\n';

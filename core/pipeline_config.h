@@ -37,6 +37,8 @@ struct PipelineConfig {
     std::vector<std::filesystem::path> plugin_paths;
     std::filesystem::path voice_prompt;     // empty: none
     bool codec_thread = true;               // streamed audio decodes on a thread beside the loop
+    bool draft_ahead = false;               // the next proposal is made beside the verifying pass (DecodingLoop)
+    std::string draft_ahead_at;             // "file:line:column: " of draft_ahead, for the engine's checks
     cdz_sampling sampling{};
     std::vector<LogitsProcessorConfig> logits_processors;  // in the order they apply
     std::vector<StageConfig> stages;        // in the order frontend, codec, backbone, draft, acceptor

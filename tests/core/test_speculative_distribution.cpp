@@ -28,9 +28,10 @@ const std::vector<size_t> positions = {1, 3, 8, 20, 40};
 // Plain decoding without `speculation`; with it, the [draft] and [acceptor]
 // tables' lines. Phone markers with a short maximum phone (5 frames), so
 // that the rule rewrites verified rows often; the nucleus trims each row.
-std::unique_ptr<Engine> engine_with(const std::string& speculation) {
+// `pipeline_lines` go into [pipeline].
+std::unique_ptr<Engine> engine_with(const std::string& speculation, const std::string& pipeline_lines = "") {
     const std::string pipeline =
-        "[pipeline]\nseed = 1\nmax_audio_seconds = 1.0\n"
+        "[pipeline]\nseed = 1\nmax_audio_seconds = 1.0\n" + pipeline_lines +
         "[sampling]\ntemperature = 0.9\ntop_p = 0.95\n"
         "[logits]\nprocessors = [\"phone_markers\"]\n[logits.phone_markers]\nmax_phone_seconds = 0.1\n"
         "[frontend]\nplugin = \"frontend.chars\"\nvocabulary = \"models/frontend/english_chars.vocab\"\n"
@@ -87,8 +88,8 @@ const std::vector<std::vector<int64_t>>& plain_counts() {
     return counts;
 }
 
-void expect_plain_distribution(const std::string& speculation) {
-    const auto engine = engine_with(speculation);
+void expect_plain_distribution(const std::string& speculation, const std::string& pipeline_lines = "") {
+    const auto engine = engine_with(speculation, pipeline_lines);
     const auto results = compare(plain_counts(), token_counts(*engine));
     for (size_t p = 0; p < positions.size(); ++p)
         EXPECT_LT(results[p].statistic, results[p].critical)
@@ -102,6 +103,15 @@ TEST(SpeculativeDistribution, ExactOnATreeIsPlainDecoding) {
 
 TEST(SpeculativeDistribution, ExactBlockVerificationOfAChainIsPlainDecoding) {
     expect_plain_distribution("depth = 4\n[acceptor]\nplugin = \"acceptor.exact\"\nverification = \"block\"\n");
+}
+
+// The next chain drafted beside the pass (draft_ahead) and verified from
+// the chain's last token, in place of the bonus token, when the whole chain
+// was accepted; the rows in the drafter's own tensor, which the loop holds a
+// copy of while the drafter makes the next.
+TEST(SpeculativeDistribution, ExactWithTheNextChainDraftedAheadIsPlainDecoding) {
+    expect_plain_distribution("depth = 4\nlent_buffer = false\n[acceptor]\nplugin = \"acceptor.exact\"\n",
+                              "draft_ahead = true\n");
 }
 
 // The control: acceptor.bias with beta = 0.05 accepts a drafted token 5
