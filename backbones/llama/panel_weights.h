@@ -17,6 +17,7 @@
 #include <ATen/ATen.h>
 
 #include "llama_weights.h"
+#include "row_combinations.h"
 
 namespace cadenza::llama {
 
@@ -42,7 +43,7 @@ struct PanelMatrix {
 
     // The panels' width, and the columns combine_panel_columns starts at a multiple of.
     static constexpr int64_t width = 64;
-    static constexpr int64_t narrow_width = 16;
+    static constexpr int64_t narrow_width = narrow_panel_width;
     // The width of the panels packed now: narrow_width for float32 on the
     // AVX2 kernel (narrow_panels_preferred()), else width.
     static int64_t width_for(PanelPrecision precision);

@@ -48,6 +48,7 @@ void combine_panels(const float* x, int64_t m, int64_t x_stride, const float* pa
 // need either several sweeps or a stride. The same sums, in the same order,
 // as combine_panels over the same weights: the same bits. Only with the AVX2
 // kernel.
+constexpr int64_t narrow_panel_width = 16;
 bool narrow_panels_preferred();
 void combine_narrow_panels(const float* x, int64_t m, int64_t x_stride, const float* panels, int64_t in, int64_t out,
                            const float* bias, float* y, int64_t y_stride);

@@ -186,7 +186,7 @@ inline void combine_panels_of(const float* x, int64_t m, int64_t x_stride, const
 // Measured on a Zen 3 over en-small's projections (27.3 MB, interleaved with
 // the 64-wide panels): 2-6 rows took 0.61-0.70 of the time, one row
 // 0.75-0.99; 8 and 9 rows (6 + 2, 6 + 3) 0.90-0.97.
-constexpr int64_t narrow_width = 16;
+constexpr int64_t narrow_width = narrow_panel_width;
 
 // A panel's rows are taken this many at a time (8 KiB of a panel): every
 // block of rows finishes them while they are in L1, so that the blocks after
