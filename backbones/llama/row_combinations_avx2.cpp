@@ -185,7 +185,12 @@ inline void combine_panels_of(const float* x, int64_t m, int64_t x_stride, const
 // its panels as one contiguous stream, and all R rows share each load.
 // Measured on a Zen 3 over en-small's projections (27.3 MB, interleaved with
 // the 64-wide panels): 2-6 rows took 0.61-0.70 of the time, one row
-// 0.75-0.99; 8 and 9 rows (6 + 2, 6 + 3) 0.90-0.97.
+// 0.75-0.99; 8 and 9 rows (6 + 2, 6 + 3) 0.90-0.97. Beyond six rows the
+// blocks are even (in_even_blocks_of): a block of one row keeps two sums, a
+// chain of multiply-adds each waiting for the last, and 7 rows as 6 + 1
+// took 1.44 ms against 1.32 ms as 4 + 3, 8 rows 1.47 ms against 1.32 ms
+// as 4 + 4 (build/bin/matmul_speed, three alternating runs; the int8
+// panels' blocks of four did not gain that way).
 constexpr int64_t narrow_width = narrow_panel_width;
 
 // A panel's rows are taken this many at a time (8 KiB of a panel): every
@@ -267,7 +272,7 @@ inline void combine_narrow_panels_with(const float* x, int64_t m, int64_t x_stri
                         x + r * x_stride + k, x_stride, panels + first * in + k * narrow_width, in * narrow_width,
                         count, out - first, y + r * y_stride + first, y_stride, k > 0, r == 0);
                 };
-                in_blocks_of<6>(m, rows_from);
+                in_even_blocks_of<6>(m, rows_from);
             }
         };
         if (left >= P)

@@ -14,6 +14,7 @@
 #include "cadenza/sdk/plugin_error.hpp"
 #include "int8_panels.h"
 #include "panel_weights.h"
+#include "row_blocks.h"
 #include "row_combinations.h"
 #include "small_matmul.h"
 #include "tiny_llama.h"
@@ -478,6 +479,23 @@ TEST(RowCombinations, EveryPanelLiesInOneArenaStartingAHugePage) {
     std::sort(ranges.begin(), ranges.end());
     for (size_t i = 1; i < ranges.size(); ++i) EXPECT_LE(ranges[i - 1].second, ranges[i].first);
     EXPECT_EQ(floats, packed.arena.numel());
+}
+
+TEST(RowBlocks, EvenBlocksTakeEveryRowOnceInTheFewestBlocksOfNearlyEqualSizes) {
+    for (int64_t rows = 1; rows <= 40; ++rows) {
+        std::vector<int64_t> sizes;
+        int64_t next = 0;
+        in_even_blocks_of<6>(rows, [&](auto block, int64_t first) {
+            EXPECT_EQ(first, next) << rows << " rows";
+            sizes.push_back(decltype(block)::value);
+            next += decltype(block)::value;
+        });
+        EXPECT_EQ(next, rows);
+        EXPECT_EQ(static_cast<int64_t>(sizes.size()), (rows + 5) / 6) << rows << " rows";
+        const auto [smallest, largest] = std::minmax_element(sizes.begin(), sizes.end());
+        EXPECT_LE(*largest, 6);
+        EXPECT_LE(*largest - *smallest, 1) << rows << " rows";
+    }
 }
 
 }  // namespace
