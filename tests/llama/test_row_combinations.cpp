@@ -320,7 +320,8 @@ TEST(RowCombinations, EveryKernelSumsEachOutputInOrderToTheBit) {
     for (const CombineKernels& kernel : kernels)
         for (int64_t rows = 1; rows <= 13; ++rows)
             for (int64_t width : {1, 7, 8, 9, 16, 17, 33, 63, 64, 65, 130})
-                for (int64_t count : {1, 7, 64}) {
+                // Beyond 64 terms the kernels take b a chunk of rows at a time.
+                for (int64_t count : {1, 7, 64, 65, 200}) {
                     const int64_t a_stride = count + 3, b_stride = width + 5, out_stride = width + 7;
                     std::vector<float> a(static_cast<size_t>(rows * a_stride));
                     for (float& value : a) value = normal(random);
