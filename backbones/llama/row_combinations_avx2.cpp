@@ -22,10 +22,10 @@ constexpr int pieces_for_rows() {
     return R == 1 ? 8 : R == 2 ? 4 : R == 3 && sizeof(B) == 4 ? 4 : 2;
 }
 
-// With Prefetch, b is a panel (one contiguous stream of 64-entry rows) and
-// each block prefetches the lines of its own columns this many bytes ahead
-// (the panels are taken a chunk of rows at a time, below, so the blocks of
-// a chunk fetch the lines of the rows ahead together).
+// With Prefetch, each block prefetches the lines of its own columns this
+// many bytes ahead in b: a panel (one contiguous stream of 64-entry rows) or
+// the value rows, both taken a chunk of rows at a time (below), so that the
+// blocks of a chunk fetch the lines of the rows ahead together.
 constexpr int64_t prefetch_bytes = 12288;
 
 inline __m256i lanes_below(int64_t tail) {
@@ -215,11 +215,14 @@ inline int narrow_lanes(int64_t columns, int c) {
 // Rows r < R of y, the columns of P panels from `panel` (the k rows [0,
 // count) of each, panel p at panel + p * panel_stride), the last panel only
 // its first `columns` - 16 (P - 1) columns. With `resume`, the sums start
-// from what y holds (the same bits as had they stayed in registers).
+// from what y holds (the same bits as had they stayed in registers). Always
+// inlined: GCC stopped inlining it when the value rows' chunks (below) added
+// kernels to this file, and build/bin/matmul_speed's 6 and 8 rows then took
+// 2-4% longer (0.97-0.99 against 0.94-0.95 ms at 6 rows, three runs).
 template <int R, int P>
-inline void combine_narrow_block(const float* x, int64_t x_stride, const float* panel, int64_t panel_stride,
-                                 int64_t count, int64_t columns, float* y, int64_t y_stride, bool resume,
-                                 bool prefetch) {
+[[gnu::always_inline]] inline void combine_narrow_block(const float* x, int64_t x_stride, const float* panel,
+                                                        int64_t panel_stride, int64_t count, int64_t columns, float* y,
+                                                        int64_t y_stride, bool resume, bool prefetch) {
     constexpr int C = 2 * P;
     int lanes[C];
     for (int c = 0; c < C; ++c) lanes[c] = narrow_lanes(columns, c);
@@ -287,23 +290,30 @@ inline void combine_narrow_panels_with(const float* x, int64_t m, int64_t x_stri
 // attention's float32 value rows) as a strided stream, and a second block of
 // rows reads them all again. Those rows of b are taken `panel_chunk` at a
 // time instead, every block of rows and columns through a chunk while it is
-// in L1. build/bin/attention_speed on a Zen 3 (12 heads' keys and values
-// evicted first; medians of 4 interleaved runs): 4 query rows took 0.17
-// against 0.24 ms at 600 positions, 12 rows 0.26 against 0.40 ms. One to
-// three rows (one or two blocks of columns) keep the single sweep: chunked,
-// the two query rows of a one-token pass measured up to 10% slower.
-// Prefetching the chunks ahead gained a little more from 8 rows on but cost
-// 2 rows 15-20%.
+// in L1, each block prefetching its line of the rows ahead. Measured on a
+// Zen 3: build/bin/attention_speed (12 heads' keys and values evicted first;
+// medians of 4 interleaved runs) took 0.19 against 0.25 ms for 4 query rows
+// at 600 positions, 0.24 against 0.43 ms for 12; in default's loop (perf,
+// 20 texts, three alternating runs) the attention's kernels lost a fifth of
+// their samples. One to three rows (one or two blocks of columns) keep the
+// single sweep: chunked, the two query rows of a one-token pass took up to
+// 10% longer, prefetched 15-20%.
 template <class B>
 inline void combine_rows_in_blocks(const float* a, int64_t rows, int64_t a_stride, const B* b, int64_t count,
                                    int64_t b_stride, int64_t width, float* out, int64_t out_stride) {
-    const int64_t chunk_rows = rows < 4 ? count : panel_chunk;
+    if (rows < 4) {
+        in_blocks_of<6>(rows, [&](auto block, int64_t r) {
+            combine_rows_of<decltype(block)::value, false>(a + r * a_stride, a_stride, b, count, b_stride, width,
+                                                           out + r * out_stride, out_stride);
+        });
+        return;
+    }
     int64_t k = 0;
     do {  // once with no rows of b: the sums of nothing, zeros
-        const int64_t chunk = count - k < chunk_rows ? count - k : chunk_rows;
+        const int64_t chunk = count - k < panel_chunk ? count - k : panel_chunk;
         in_blocks_of<6>(rows, [&](auto block, int64_t r) {
-            combine_rows_of<decltype(block)::value, false>(a + r * a_stride + k, a_stride, b + k * b_stride, chunk,
-                                                           b_stride, width, out + r * out_stride, out_stride, k > 0);
+            combine_rows_of<decltype(block)::value, true>(a + r * a_stride + k, a_stride, b + k * b_stride, chunk,
+                                                          b_stride, width, out + r * out_stride, out_stride, k > 0);
         });
         k += chunk;
     } while (k < count);
