@@ -149,8 +149,16 @@ void DecodingLoop::commit(size_t chain, const int32_t* accepted, int32_t accepte
 const cdz_token_tree* DecodingLoop::propose() {
     draft_rows_ = nullptr;
     if (!stages_.drafter) return nullptr;
-    const double seconds =
-        call_drafter(sequence_.data(), static_cast<int64_t>(sequence_.size()), !draft_ahead_, proposal_);
+    const auto count = static_cast<int64_t>(sequence_.size());
+    double seconds = 0.0;
+    if (!proposed_ && reads_target_cache(count)) {
+        ScopedTimer timer(seconds);
+        throw_if_error(backbone_.session_read_cache(session_->get(), count - 1, target_keys_.out(), target_values_.out()),
+                       stages_.backbone->name() + ": read_cache");
+    }
+    seconds += call_drafter(sequence_.data(), count, !draft_ahead_, proposal_);
+    target_keys_.reset();
+    target_values_.reset();
     stats_.draft_seconds += seconds;
     stats_.add_draft_pass();
     if (!proposed_) stats_.add_first_draft_pass(seconds);  // the session's first proposal
@@ -170,6 +178,10 @@ double DecodingLoop::call_drafter(const int32_t* tokens, int64_t count, bool acc
     input.target_hidden = have_hidden ? hidden_view.get() : nullptr;
     input.target_hidden_position = have_hidden ? hidden_position_ : -1;
     input.sampling = &sampling_;
+    if (target_keys_.get()) {
+        input.target_keys = &target_keys_.dl();
+        input.target_values = &target_values_.dl();
+    }
     if (account) {
         input.previous_token_count = previous_token_count_;
         input.accepted_count = static_cast<int32_t>(previous_accepted_.size());
@@ -194,6 +206,14 @@ double DecodingLoop::call_drafter(const int32_t* tokens, int64_t count, bool acc
     }
     proposal.probabilities = ManagedTensor(out.probabilities);
     return seconds;
+}
+
+// A drafter of the target's own shape starts its cache from the target's
+// instead of evaluating the prompt again (plugin ABI 1.2): its first
+// proposal after the prefill, when all but the last token are committed.
+bool DecodingLoop::reads_target_cache(int64_t token_count) const {
+    return stages_.drafter_info.reads_target_cache && backbone_.session_read_cache && token_count > 1 &&
+           evaluated_ == static_cast<size_t>(token_count - 1);
 }
 
 const cdz_token_tree* DecodingLoop::take_proposal() {

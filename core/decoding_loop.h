@@ -83,6 +83,9 @@ private:
     double call_drafter(const int32_t* tokens, int64_t count, bool account, Proposal& proposal);
     // Checks proposal_ and points draft_rows_ at its rows; its tree or null.
     const cdz_token_tree* take_proposal();
+    // Whether the drafter's first proposal for a sequence of `token_count`
+    // starts from the target's cache (plugin ABI 1.2's reads_target_cache).
+    bool reads_target_cache(int64_t token_count) const;
     // Copies the tree and rows of proposal_ that the drafter owns into the
     // loop's own (the next call reuses the drafter's) and starts the
     // continuation of `tree`, a chain, on ahead_thread_.
@@ -131,6 +134,8 @@ private:
     Proposal proposal_;                      // the step's
     const float* draft_rows_ = nullptr;      // its distributions, in proposal_ or held_rows_
     bool proposed_ = false;                  // the session has proposed before
+    // The target's keys and values the first proposal starts from (reads_target_cache).
+    ManagedTensor target_keys_, target_values_;
     int64_t previous_token_count_ = 0;       // the sequence's length at the last proposal
     std::vector<int32_t> previous_accepted_; // the last proposal's nodes the acceptor kept
     std::vector<int32_t> accepted_nodes_, emitted_;

@@ -18,8 +18,9 @@
  *    checks it before touching a field added later (CDZ_STRUCT_HAS). Tables
  *    and structs are append-only: a field is never moved, resized or removed
  *    within a major.
- *  - Versioning (docs/abi.md): this is plugin ABI 1.1 (1.1 added the
- *    target's rows on demand for acceptors). A minor is bumped for each
+ *  - Versioning (docs/abi.md): this is plugin ABI 1.2 (1.1 added the
+ *    target's rows on demand for acceptors, 1.2 the target's cache for
+ *    drafters). A minor is bumped for each
  *    addition; a major only for a removal or change. The loader refuses a
  *    plugin of another major, or of a newer minor than the host's, and
  *    accepts every older minor of its major: a struct a plugin hands over
@@ -52,7 +53,7 @@ extern "C" {
 #endif
 
 #define CDZ_PLUGIN_ABI_MAJOR 1
-#define CDZ_PLUGIN_ABI_MINOR 1
+#define CDZ_PLUGIN_ABI_MINOR 2
 #define CDZ_PLUGIN_ENTRY_SYMBOL "cdz_plugin_entry"
 
 /* The size of `type` up to and including `field`: the struct_size a struct
@@ -335,6 +336,13 @@ typedef struct cdz_backbone_vtable {
     /* Truncates the committed prefix to `length` positions. */
     cdz_status* (*session_rewind)(void* session, int64_t length);
     cdz_status* (*session_length)(void* session, int64_t* out_length);
+    /* Added in 1.2; NULL when the backbone has none. The keys (rotary
+     * embedding applied, as its attention reads them) and the values of the
+     * committed positions [0, count) of every layer, each float32 [layers,
+     * kv_heads, count, head_dim]; the backbone's deleter frees them. For a
+     * drafter of the target's own shape (cdz_drafter_info.reads_target_cache). */
+    cdz_status* (*session_read_cache)(void* session, int64_t count, DLManagedTensor** out_keys,
+                                      DLManagedTensor** out_values);
 } cdz_backbone_vtable;
 
 /* ------------------------------------------------------------------------ */
@@ -345,6 +353,12 @@ typedef struct cdz_drafter_info {
     int32_t max_nodes;         /* the largest tree it proposes */
     int32_t max_depth;
     int needs_target_hidden;   /* heads on the target's last hidden state */
+    /* Added in 1.2. Nonzero: the drafter's cache can start from the target's
+     * keys and values (cdz_draft_input.target_keys), so that it need not
+     * evaluate the prompt itself: a draft of the target's own layers and
+     * shapes (the target at a lower precision). 0, the default: the host
+     * never hands them. */
+    int reads_target_cache;
 } cdz_drafter_info;
 
 typedef struct cdz_draft_input {
@@ -378,6 +392,15 @@ typedef struct cdz_draft_input {
     int64_t previous_token_count;
     int32_t accepted_count;
     const int32_t* accepted_nodes;
+    /* Added in 1.2, only for a drafter whose info set reads_target_cache, on
+     * its session's first proposal in the decoding loop and when the
+     * backbone has session_read_cache: the target's keys and values of
+     * tokens[0, n), float32 [layers, kv_heads, n, head_dim] each (the
+     * backbone's session_read_cache; n = token_count - 1, every token but the
+     * last, which the target has not evaluated), valid until propose
+     * returns. NULL otherwise: the drafter evaluates what its cache lacks. */
+    const DLTensor* target_keys;
+    const DLTensor* target_values;
 } cdz_draft_input;
 
 typedef struct cdz_draft_output {

@@ -178,9 +178,41 @@ cdz_status* session_length(void* raw, int64_t* out) {
     return sdk::guarded([&] { *out = static_cast<Session*>(raw)->cache.length(); });
 }
 
+// Every layer's keys or values of positions [0, count): [layers, kv_heads, count, head_dim].
+at::Tensor committed_rows(const KvCache& cache, int64_t layers, int64_t count, bool keys) {
+    std::vector<at::Tensor> rows;
+    rows.reserve(static_cast<size_t>(layers));
+    for (int64_t layer = 0; layer < layers; ++layer)
+        rows.push_back((keys ? cache.keys(layer) : cache.values(layer)).narrow(1, 0, count));
+    return at::stack(rows);
+}
+
+cdz_status* session_read_cache(void* raw, int64_t count, DLManagedTensor** out_keys, DLManagedTensor** out_values) {
+    return sdk::guarded([&] {
+        if (!out_keys || !out_values) throw Error(CDZ_STATUS_INVALID_ARGUMENT, "out_keys or out_values is NULL");
+        *out_keys = *out_values = nullptr;
+        const auto* session = static_cast<const Session*>(raw);
+        const KvCache& cache = session->cache;
+        if (count < 1 || count > cache.length())
+            throw Error(CDZ_STATUS_INVALID_ARGUMENT, "asked for the cache's first " + std::to_string(count) +
+                                                         " positions of " + std::to_string(cache.length()) +
+                                                         " committed");
+        c10::InferenceMode inference;
+        const int64_t layers = session->backbone->model->config().num_hidden_layers;
+        auto release = [](DLManagedTensor* t) {
+            if (t && t->deleter) t->deleter(t);
+        };
+        std::unique_ptr<DLManagedTensor, decltype(release)> keys(
+            cadenza::torch_support::export_cpu_tensor(committed_rows(cache, layers, count, true), at::kFloat), release);
+        *out_values =
+            cadenza::torch_support::export_cpu_tensor(committed_rows(cache, layers, count, false), at::kFloat);
+        *out_keys = keys.release();
+    });
+}
+
 const cdz_backbone_vtable vtable = {
     sizeof(cdz_backbone_vtable), create, destroy, get_info, session_create, session_destroy,
-    session_forward, session_commit, session_rewind, session_length,
+    session_forward, session_commit, session_rewind, session_length, session_read_cache,
 };
 
 const cdz_plugin_descriptor descriptor = {

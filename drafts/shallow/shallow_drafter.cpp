@@ -122,6 +122,10 @@ const cdz_param_spec params[] = {
      "0: a code-digit head's row is its product distribution; K > 0: the head's K most likely allowed tokens scored "
      "by the model's output table (its lm_head rows), the sampling settings over them, zero elsewhere"},
     drafts::digit_sampling_param,
+    {"prefix_from_target", CDZ_PARAM_BOOL, "false", 0, 0.0, 0.0, nullptr,
+     "start each synthesis's cache from the target's keys and values of the prompt (plugin ABI 1.2, when the "
+     "backbone hands them) instead of evaluating the prompt again: for a draft of the target's own layers and "
+     "shapes, the target at a lower precision (model = the target's checkpoint)"},
 };
 
 struct Drafter {
@@ -137,6 +141,7 @@ struct Drafter {
     int64_t branching = 1;
     double stop_probability = 0.0;
     int64_t max_positions = 0;
+    bool prefix_from_target = false;
     cdz_rng* rng = nullptr;
 
     int64_t max_nodes() const {
@@ -242,6 +247,7 @@ cdz_status* create(const cdz_instance_args* args, void** out_ctx) {
                                 "kv_precision = \"float16\" needs the CPU pass's " CADENZA_VECTORIZED_KERNEL
                                 ", which does not run here: the cache stays float32");
         }
+        drafter->prefix_from_target = values.boolean("prefix_from_target");
         drafter->rng = args->rng;
         *out_ctx = drafter.release();
     });
@@ -255,6 +261,8 @@ cdz_status* get_info(void* ctx, cdz_drafter_info* out) {
         out->max_nodes = static_cast<int32_t>(d.max_nodes());
         out->max_depth = static_cast<int32_t>(d.length);
         out->needs_target_hidden = 0;
+        if (CDZ_STRUCT_HAS(out, cdz_drafter_info, reads_target_cache))
+            out->reads_target_cache = d.prefix_from_target ? 1 : 0;
     });
 }
 
@@ -370,6 +378,43 @@ void extend(Session& s, const int32_t* tokens, int64_t count, const drafts::Toke
     head_row(s, out.hidden.select(0, count - 1).contiguous(), range, 0);
 }
 
+// The target's keys and values of tokens[0, n) (cdz_draft_input.target_keys)
+// as the cache's committed prefix, in the cache's precision: the draft then
+// evaluates only what follows. They must have the model's shape.
+void start_from_target(Session& s, const cdz_draft_input& in) {
+    const LlamaConfig& c = s.drafter->model->config();
+    const int64_t n = in.target_keys->ndim == 4 ? in.target_keys->shape[2] : -1;
+    auto shaped = [&](const DLTensor& t) {
+        return t.ndim == 4 && t.dtype.code == kDLFloat && t.dtype.bits == 32 && t.dtype.lanes == 1 &&
+               t.device.device_type == kDLCPU && !t.strides && t.shape[0] == c.num_hidden_layers &&
+               t.shape[1] == c.num_key_value_heads && t.shape[2] == n && t.shape[3] == c.head_dim;
+    };
+    if (!shaped(*in.target_keys) || !shaped(*in.target_values))
+        throw Error(CDZ_STATUS_INVALID_CONFIG,
+                    "parameter 'prefix_from_target': the target's cache is not float32 [" +
+                        std::to_string(c.num_hidden_layers) + ", " + std::to_string(c.num_key_value_heads) +
+                        ", positions, " + std::to_string(c.head_dim) +
+                        "] on the CPU, the draft's layers and shapes (is `model` the target's checkpoint?)");
+    if (n < 1 || n >= in.token_count)
+        throw Error(CDZ_STATUS_INVALID_ARGUMENT, "the target's cache holds " + std::to_string(n) +
+                                                     " positions of a sequence of " + std::to_string(in.token_count));
+    auto rows = [&](const DLTensor& t) {
+        const auto* data = reinterpret_cast<const float*>(static_cast<const char*>(t.data) + t.byte_offset);
+        return at::from_blob(const_cast<float*>(data), {c.num_hidden_layers, c.num_key_value_heads, n, c.head_dim},
+                             at::kFloat);
+    };
+    const at::Tensor keys = rows(*in.target_keys), values = rows(*in.target_values);
+    const at::Device device = s.drafter->model->device();
+    s.cache.rewind(0);
+    s.cache.begin_pass(n);
+    for (int64_t layer = 0; layer < c.num_hidden_layers; ++layer)  // write takes [positions, kv_heads, head_dim]
+        s.cache.write(layer, keys[layer].transpose(0, 1).to(device), values[layer].transpose(0, 1).to(device));
+    s.path.resize(static_cast<size_t>(n));
+    std::iota(s.path.begin(), s.path.end(), 0);
+    s.cache.commit(s.path);
+    s.evaluated.assign(in.tokens, in.tokens + n);
+}
+
 // Draws `count` children of `parent` from head output row `row`, writing their row(s).
 void draw_children(Session& s, const cdz_draft_input& in, int64_t row, int32_t parent, int64_t count, float* rows,
                    int64_t vocab) {
@@ -403,6 +448,9 @@ cdz_status* propose(void* raw, const cdz_draft_input* in, cdz_draft_output* out)
         }
 
         // 1. Sync: keep the matching prefix, evaluate the rest (at least the last token).
+        if (d.prefix_from_target && s.evaluated.empty() && CDZ_STRUCT_HAS(in, cdz_draft_input, target_values) &&
+            in->target_keys && in->target_values)
+            start_from_target(s, *in);
         const auto limit_keep = static_cast<size_t>(n - 1);
         size_t keep = 0;
         while (keep < limit_keep && keep < s.evaluated.size() && s.evaluated[keep] == in->tokens[keep]) ++keep;

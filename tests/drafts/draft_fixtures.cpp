@@ -249,7 +249,8 @@ void* DrafterPlugin::new_session(int64_t capacity) {
 
 DrafterPlugin::Proposal DrafterPlugin::propose(void* session, const std::vector<int32_t>& tokens,
                                                const cdz_sampling& sampling, const std::vector<float>& hidden,
-                                               int64_t hidden_position) {
+                                               int64_t hidden_position, const DLTensor* target_keys,
+                                               const DLTensor* target_values) {
     TensorView hidden_view(hidden.data(), DLDataType{kDLFloat, 32, 1}, {static_cast<int64_t>(hidden.size())});
     cdz_draft_input in{};
     in.struct_size = sizeof(in);
@@ -258,6 +259,8 @@ DrafterPlugin::Proposal DrafterPlugin::propose(void* session, const std::vector<
     in.target_hidden = hidden.empty() ? nullptr : hidden_view.get();
     in.target_hidden_position = hidden.empty() ? -1 : hidden_position;
     in.sampling = &sampling;
+    in.target_keys = target_keys;
+    in.target_values = target_values;
     cdz_draft_output out{};
     out.struct_size = sizeof(out);
     throw_if_error(instance_->vtable<cdz_drafter_vtable>().propose(session, &in, &out), "propose");

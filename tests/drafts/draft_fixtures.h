@@ -84,8 +84,11 @@ public:
     cdz_drafter_info info() const;
     // Proposes on `session` (made by new_session) for `tokens`; the hidden
     // state at `hidden_position` when `hidden` is not empty.
+    // With `target_keys` and `target_values`, the target's cache of
+    // tokens[0, n) (plugin ABI 1.2's cdz_draft_input fields).
     Proposal propose(void* session, const std::vector<int32_t>& tokens, const cdz_sampling& sampling,
-                     const std::vector<float>& hidden = {}, int64_t hidden_position = -1);
+                     const std::vector<float>& hidden = {}, int64_t hidden_position = -1,
+                     const DLTensor* target_keys = nullptr, const DLTensor* target_values = nullptr);
     void* new_session(int64_t capacity = 256);
     void reseed(uint64_t seed) { instance_->reseed(seed); }
 

@@ -187,6 +187,22 @@ TEST(DraftExactness, MedusaEqualsGreedyDecoding) {
                                                 m.choices.string() + "\"\ntop_k = 3\n");
 }
 
+TEST(DraftEndToEnd, SelfDraftFromTheTargetsCacheDecodesAsAfterItsOwnPrefill) {
+    // prefix_from_target (plugin ABI 1.2): the target as its own draft takes
+    // the backbone's keys and values of the prompt. They are the bits its own
+    // prefill computes, so sampled syntheses come out the same, seed for seed.
+    const std::string draft =
+        "[draft]\nplugin = \"draft.shallow\"\nmodel = \"" + test::draft_models().target.string() + "\"\nlength = 3\n";
+    const std::string acceptor = "[acceptor]\nplugin = \"acceptor.exact\"\n";
+    Engine own = test::make_engine(test::pipeline_text(draft + acceptor, 0.8, max_seconds));
+    Engine shared = test::make_engine(test::pipeline_text(draft + "prefix_from_target = true\n" + acceptor, 0.8, max_seconds));
+    for (size_t i = 0; i < 5; ++i) {
+        SynthesisRequest request;
+        request.text = prompts[i];
+        EXPECT_EQ(shared.synthesize(request), own.synthesize(request)) << prompts[i];
+    }
+}
+
 TEST(DraftEndToEnd, MtpWithViterbiEmitsWithoutVerification) {
     const auto& m = test::draft_models();
     const auto file = m.directory / "uniform.cdztrn";

@@ -22,7 +22,9 @@
 #include "error.h"
 #include "head_accuracy.h"
 #include "hidden_state_heads.h"
+#include "kv_cache.h"
 #include "llama_model.h"
+#include "managed_tensor.h"
 #include "medusa_tree.h"
 #include "safetensors.h"
 #include "../core/test_fixtures.h"
@@ -180,6 +182,65 @@ TEST(ShallowDraft, CacheSyncAfterAcceptanceAndRejectionEqualsAFreshDrafter) {
         EXPECT_LT(max_difference(got.probabilities, expected.probabilities), 1e-5) << name;
         previous = next;
         previous_drafts = got.tokens;
+    }
+}
+
+// The target's keys and values of `tokens`, as the backbone's
+// session_read_cache hands them: [layers, kv_heads, n, head_dim] each.
+std::pair<at::Tensor, at::Tensor> target_cache_of(const std::vector<int32_t>& tokens) {
+    const auto& m = test::draft_models();
+    const auto config = llama::LlamaConfig::from_file(m.target / "config.json");
+    const llama::LlamaModel target(llama::LlamaWeights::load(m.target, config, at::kCPU), 512);
+    llama::KvCache cache(config, 256, at::kCPU);
+    std::vector<int32_t> parents(tokens.size());
+    std::iota(parents.begin(), parents.end(), -1);
+    target.forward_tree(cache, tokens, parents, llama::LlamaModel::no_logits);
+    std::vector<at::Tensor> keys, values;
+    for (int64_t layer = 0; layer < config.num_hidden_layers; ++layer) {
+        keys.push_back(cache.keys(layer));
+        values.push_back(cache.values(layer));
+    }
+    return {at::stack(keys).contiguous(), at::stack(values).contiguous()};
+}
+
+TEST(ShallowDraft, PrefixFromTargetStartsTheCacheFromTheTargetsKeysAndValues) {
+    // The target as its own draft: its proposals after the target's cache of
+    // the prompt are those after its own prefill (the same model), and other
+    // keys and values give other proposals, so the cache did come from them.
+    c10::InferenceMode inference;
+    const std::string table =
+        "plugin = \"draft.shallow\"\nmodel = \"" + test::draft_models().target.string() + "\"\nlength = 3\n";
+    DrafterPlugin shared(table + "prefix_from_target = true\n"), own(table);
+    EXPECT_EQ(shared.info().reads_target_cache, 1);
+    EXPECT_EQ(own.info().reads_target_cache, 0);
+    const cdz_sampling sampling = test::synthesis_sampling(1.0);
+    const std::vector<int32_t> sequence = test::prompt_tokens("the target's cache.");
+    const auto [keys, values] = target_cache_of(std::vector<int32_t>(sequence.begin(), sequence.end() - 1));
+    auto view = [](const at::Tensor& t) {
+        return std::make_unique<TensorView>(t.data_ptr<float>(), DLDataType{kDLFloat, 32, 1}, t.sizes().vec());
+    };
+    const auto key_view = view(keys), value_view = view(values);
+    const auto expected = own.propose(own.new_session(), sequence, sampling);
+    const auto got = shared.propose(shared.new_session(), sequence, sampling, {}, -1, key_view->get(), value_view->get());
+    EXPECT_EQ(got.tokens, expected.tokens);
+    EXPECT_LT(max_difference(got.probabilities, expected.probabilities), 1e-5);
+    // Without them (the cost measurement's proposals), the draft evaluates the prompt itself.
+    shared.reseed(1);
+    EXPECT_EQ(shared.propose(shared.new_session(), sequence, sampling).tokens, expected.tokens);
+
+    const at::Tensor other_values = values * 0.5;
+    const auto other_view = view(other_values);
+    const auto other = shared.propose(shared.new_session(), sequence, sampling, {}, -1, key_view->get(), other_view->get());
+    EXPECT_GT(max_difference(row(other.probabilities, 0), row(expected.probabilities, 0)), 1e-3);
+
+    // A cache of another shape is an error naming the parameter.
+    const at::Tensor fewer_layers = keys.narrow(0, 0, keys.size(0) - 1).contiguous();
+    const auto fewer_view = view(fewer_layers);
+    try {
+        shared.propose(shared.new_session(), sequence, sampling, {}, -1, fewer_view->get(), value_view->get());
+        FAIL() << "a cache of fewer layers was taken";
+    } catch (const Error& e) {
+        EXPECT_NE(std::string(e.what()).find("prefix_from_target"), std::string::npos) << e.what();
     }
 }
 
