@@ -405,8 +405,7 @@ void start_from_target(Session& s, const cdz_draft_input& in) {
     };
     const at::Tensor keys = rows(*in.target_keys), values = rows(*in.target_values);
     const at::Device device = s.drafter->model->device();
-    s.cache.rewind(0);
-    s.cache.begin_pass(n);
+    s.cache.begin_pass(n);  // after the empty prefix: the caller starts from nothing evaluated
     for (int64_t layer = 0; layer < c.num_hidden_layers; ++layer)  // write takes [positions, kv_heads, head_dim]
         s.cache.write(layer, keys[layer].transpose(0, 1).to(device), values[layer].transpose(0, 1).to(device));
     s.path.resize(static_cast<size_t>(n));
