@@ -151,14 +151,15 @@ const cdz_token_tree* DecodingLoop::propose() {
     if (!stages_.drafter) return nullptr;
     const auto count = static_cast<int64_t>(sequence_.size());
     double seconds = 0.0;
+    ManagedTensor target_keys, target_values;  // the target's cache, for the first proposal (reads_target_cache)
     if (!proposed_ && reads_target_cache(count)) {
         ScopedTimer timer(seconds);
-        throw_if_error(backbone_.session_read_cache(session_->get(), count - 1, target_keys_.out(), target_values_.out()),
+        throw_if_error(backbone_.session_read_cache(session_->get(), count - 1, target_keys.out(), target_values.out()),
                        stages_.backbone->name() + ": read_cache");
     }
-    seconds += call_drafter(sequence_.data(), count, !draft_ahead_, proposal_);
-    target_keys_.reset();
-    target_values_.reset();
+    seconds += call_drafter(sequence_.data(), count, !draft_ahead_, proposal_,
+                            target_keys.get() ? &target_keys.dl() : nullptr,
+                            target_values.get() ? &target_values.dl() : nullptr);
     stats_.draft_seconds += seconds;
     stats_.add_draft_pass();
     if (!proposed_) stats_.add_first_draft_pass(seconds);  // the session's first proposal
@@ -166,7 +167,8 @@ const cdz_token_tree* DecodingLoop::propose() {
     return take_proposal();
 }
 
-double DecodingLoop::call_drafter(const int32_t* tokens, int64_t count, bool account, Proposal& proposal) {
+double DecodingLoop::call_drafter(const int32_t* tokens, int64_t count, bool account, Proposal& proposal,
+                                  const DLTensor* target_keys, const DLTensor* target_values) {
     proposal.probabilities.reset();
     const auto& drafter = stages_.drafter->vtable<cdz_drafter_vtable>();
     TensorView hidden_view(hidden_.data(), DLDataType{kDLFloat, 32, 1}, {static_cast<int64_t>(hidden_.size())});
@@ -178,10 +180,8 @@ double DecodingLoop::call_drafter(const int32_t* tokens, int64_t count, bool acc
     input.target_hidden = have_hidden ? hidden_view.get() : nullptr;
     input.target_hidden_position = have_hidden ? hidden_position_ : -1;
     input.sampling = &sampling_;
-    if (target_keys_.get()) {
-        input.target_keys = &target_keys_.dl();
-        input.target_values = &target_values_.dl();
-    }
+    input.target_keys = target_keys;
+    input.target_values = target_values;
     if (account) {
         input.previous_token_count = previous_token_count_;
         input.accepted_count = static_cast<int32_t>(previous_accepted_.size());

@@ -80,7 +80,10 @@ private:
     // account of the previous one when `account`; returns its seconds. Reads
     // nothing the loop changes during a step but previous_token_count_ and
     // previous_accepted_ (`account`), so that it can run beside the pass.
-    double call_drafter(const int32_t* tokens, int64_t count, bool account, Proposal& proposal);
+    // With `target_keys` and `target_values`, the target's cache of
+    // tokens[0, count - 1) for a drafter that reads it (plugin ABI 1.2).
+    double call_drafter(const int32_t* tokens, int64_t count, bool account, Proposal& proposal,
+                        const DLTensor* target_keys = nullptr, const DLTensor* target_values = nullptr);
     // Checks proposal_ and points draft_rows_ at its rows; its tree or null.
     const cdz_token_tree* take_proposal();
     // Whether the drafter's first proposal for a sequence of `token_count`
@@ -134,8 +137,6 @@ private:
     Proposal proposal_;                      // the step's
     const float* draft_rows_ = nullptr;      // its distributions, in proposal_ or held_rows_
     bool proposed_ = false;                  // the session has proposed before
-    // The target's keys and values the first proposal starts from (reads_target_cache).
-    ManagedTensor target_keys_, target_values_;
     int64_t previous_token_count_ = 0;       // the sequence's length at the last proposal
     std::vector<int32_t> previous_accepted_; // the last proposal's nodes the acceptor kept
     std::vector<int32_t> accepted_nodes_, emitted_;
