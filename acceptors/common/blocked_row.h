@@ -5,7 +5,8 @@
 // array of every entry was a chain of 8,252 dependent double adds (~8 us) and
 // a 66 KB array per row; the blocks' totals take 1 KB. Shared by
 // acceptor.pcg (thinning proposals) and acceptor.tolerance (tau draws per
-// node). Header-only: each plugin stays one self-contained library.
+// node, each compared with the children's spans of the running total rather
+// than inverted). Header-only: each plugin stays one self-contained library.
 #pragma once
 
 #include <algorithm>
@@ -62,6 +63,33 @@ public:
             for (int64_t t = count_ - 1; t >= 0; --t)
                 if (row_[t] > 0.0f) return static_cast<uint32_t>(t);
         return static_cast<uint32_t>(std::max<int64_t>(last_positive, 0));
+    }
+
+    // The targets that invert to one entry: [lo, hi) of the running total,
+    // summed as invert() sums it (lo == hi for an entry that is not > 0).
+    struct Span {
+        uint32_t entry;
+        double lo, hi;
+    };
+
+    Span span_of(uint32_t entry) const {
+        const int64_t b = static_cast<int64_t>(entry) / block;
+        double running = b > 0 ? ends_[static_cast<size_t>(b - 1)] : 0.0;
+        for (int64_t t = b * block; t < static_cast<int64_t>(entry); ++t)
+            if (row_[t] > 0.0f) running += row_[t];
+        const double hi = row_[entry] > 0.0f ? running + row_[entry] : running;
+        return Span{entry, running, hi};
+    }
+
+    // invert(target) == span.entry, in O(1) away from the span's ends. Within
+    // `margin` of an end, where the blocks' totals and the walk's running
+    // sum may round apart (~1e-12 of the total over 8,252 entries), it
+    // inverts: the answer is invert()'s, bit for bit, either way.
+    bool inverts_to(const Span& span, double target) const {
+        const double margin = total() * 1e-9;
+        if (target >= span.lo + margin && target < span.hi - margin) return true;
+        if (target < span.lo - margin || target >= span.hi + margin) return false;
+        return invert(target) == span.entry;
     }
 
 private:

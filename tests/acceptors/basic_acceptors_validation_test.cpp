@@ -205,7 +205,7 @@ TEST(BasicAcceptorSchemas, OutOfRangeAndMistypedParametersAreRejectedWithPositio
     EXPECT_TRUE(has_error_at(schema_errors(table_of("acceptor.bias", "beta = -0.1\n")), 3, "beta"));
     EXPECT_TRUE(has_error_at(schema_errors(table_of("acceptor.bias", "beta = \"high\"\n")), 3, "beta"));
     EXPECT_TRUE(has_error_at(schema_errors(table_of("acceptor.tolerance", "tau = 0\n")), 3, "tau"));
-    EXPECT_TRUE(has_error_at(schema_errors(table_of("acceptor.tolerance", "tau = 65\n")), 3, "tau"));
+    EXPECT_TRUE(has_error_at(schema_errors(table_of("acceptor.tolerance", "tau = 1025\n")), 3, "tau"));
     EXPECT_TRUE(has_error_at(schema_errors(table_of("acceptor.tolerance", "tau = 2.5\n")), 3, "tau"));
     // acceptor.exact has one parameter, a choice.
     EXPECT_TRUE(has_error_at(schema_errors(table_of("acceptor.exact", "beta = 0.1\n")), 3, "beta"));
