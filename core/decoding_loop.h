@@ -37,6 +37,7 @@ namespace cadenza {
 
 struct StepResult {
     std::vector<int32_t> emitted;  // tokens to append, in order
+    std::vector<int32_t> audio;    // what the codec decodes for each (cdz_accept_output.audio_tokens)
     int32_t accepted_drafts = 0;   // accepted drafts among them (verifying acceptors)
     int32_t tree_depth = 0;        // depth of the drafted tree
     int32_t tree_nodes = 0;        // its nodes
@@ -102,6 +103,9 @@ private:
     // Without an acceptor: the token drawn from row 0's distribution, as
     // sample_index would from target_probabilities(1), reading only its nucleus.
     int32_t sample_target_token();
+    // What the codec decodes for `emitted`: the acceptor's audio_tokens where
+    // it wrote one (a verifying acceptor only), checked; the token elsewhere.
+    std::vector<int32_t> audio_tokens(const std::vector<int32_t>& emitted) const;
     // cdz_accept_input.target_row: NULL when the row cannot be computed, the
     // reason kept in target_row_failure_ (exceptions stay on this side).
     static const float* lend_target_row(void* loop, int32_t row) noexcept;
@@ -139,7 +143,7 @@ private:
     bool proposed_ = false;                  // the session has proposed before
     int64_t previous_token_count_ = 0;       // the sequence's length at the last proposal
     std::vector<int32_t> previous_accepted_; // the last proposal's nodes the acceptor kept
-    std::vector<int32_t> accepted_nodes_, emitted_;
+    std::vector<int32_t> accepted_nodes_, emitted_, audio_;
 
     // draft_ahead: the continuation (ahead_, made from ahead_tokens_ in
     // ahead_seconds_), and the step's tree and rows held while it is made.

@@ -411,15 +411,16 @@ Engine::DecodedTokens Engine::decode_tokens(Prompt prompt, double max_audio_seco
         ++context_steps_;
         const StepResult step = loop.step();
         int32_t used = 0;  // emitted tokens up to the end token or the frame limit
-        for (int32_t token : step.emitted) {
+        for (size_t k = 0; k < step.emitted.size(); ++k) {
             if (decoded.finished || decoded.codes.size() >= max_frames || emitted >= max_tokens) break;
+            const int32_t token = step.emitted[k];
             ++used;
             ++emitted;
             if (on_token) on_token(token);
             if (token == info.end_token) {
                 decoded.finished = true;
             } else if (is_audio_token(info, token)) {
-                decoded.codes.push_back(static_cast<int32_t>(token - info.audio_token_offset));
+                decoded.codes.push_back(static_cast<int32_t>(step.audio[k] - info.audio_token_offset));
             } else if (is_phone_marker(info, token)) {
                 // The phone the target speaks next: no audio.
             } else {

@@ -326,9 +326,9 @@ TOML
       run build-transitions --corpus "$work/train-targets.txt" --vocab "$vocab" --alpha 0.1 --output "$models/transitions.cdztrn"
       # The code embeddings lie on the codec's FSQ grid (--code-digits), so that
       # codes sharing most digits are close: at theta 0.3-0.5 a group holds
-      # 4,000-7,000 of the 8,192 codes (124-206 MiB files); at 0.75 a mean of
-      # 383 (pcg-wide.toml), at 0.8 a mean of 182 (pcg.toml).
-      for theta in 0.75 0.8; do
+      # 4,000-7,000 of the 8,192 codes (124-206 MiB files); at 0.7 a mean of
+      # 738 (pcg-wide.toml), at 0.75 a mean of 383 (pcg.toml).
+      for theta in 0.7 0.75; do
         run build-groups --embeddings "$models/target" --tensor model.embed_tokens.weight --rows 58:8250 \
           --theta "$theta" --vocab-size "$vocab" --output "$models/groups-$theta.cdzgrp" --quiet
       done

@@ -18,9 +18,9 @@
  *    checks it before touching a field added later (CDZ_STRUCT_HAS). Tables
  *    and structs are append-only: a field is never moved, resized or removed
  *    within a major.
- *  - Versioning (docs/abi.md): this is plugin ABI 1.2 (1.1 added the
+ *  - Versioning (docs/abi.md): this is plugin ABI 1.3 (1.1 added the
  *    target's rows on demand for acceptors, 1.2 the target's cache for
- *    drafters). A minor is bumped for each
+ *    drafters, 1.3 an acceptor's own audio tokens). A minor is bumped for each
  *    addition; a major only for a removal or change. The loader refuses a
  *    plugin of another major, or of a newer minor than the host's, and
  *    accepts every older minor of its major: a struct a plugin hands over
@@ -53,7 +53,7 @@ extern "C" {
 #endif
 
 #define CDZ_PLUGIN_ABI_MAJOR 1
-#define CDZ_PLUGIN_ABI_MINOR 2
+#define CDZ_PLUGIN_ABI_MINOR 3
 #define CDZ_PLUGIN_ENTRY_SYMBOL "cdz_plugin_entry"
 
 /* The size of `type` up to and including `field`: the struct_size a struct
@@ -494,6 +494,15 @@ typedef struct cdz_accept_output {
      * returns an error instead. */
     int32_t accepted_capacity;
     int32_t emitted_capacity;
+    /* Added in 1.3. Caller-allocated, room for emitted_capacity entries, each
+     * -1 when accept is called: what the codec decodes for an emitted token,
+     * where the acceptor lets an accepted node's token stand for a group of
+     * similar codes and the audio takes another member of it (acceptor.pcg's
+     * `group_code = "target"`). An entry left at -1 is the emitted token. The
+     * sequence, the caches and every later proposal keep emitted_tokens; an
+     * audio token must be an audio code where the emitted one is, and the
+     * emitted token itself everywhere else. */
+    int32_t* audio_tokens;
 } cdz_accept_output;
 
 typedef struct cdz_acceptor_vtable {

@@ -22,19 +22,27 @@ namespace {
 
 constexpr const char* plugin_name = "acceptor.pcg";
 
+const char* const group_code_choices[] = {"draft", "target", nullptr};
+
 const cdz_param_spec params[] = {
     {"groups", CDZ_PARAM_PATH, nullptr, 0, 0.0, 0.0, nullptr,
      "the token groups file (cadenza build-groups); tokens in no group are singletons"},
     {"max_thinning_rounds", CDZ_PARAM_INT, "100", 1, 0.0, 1e9, nullptr,
      "thinning proposals for a rejected position before the residual is enumerated exactly (0: always enumerate)"},
+    {"group_code", CDZ_PARAM_STRING, "\"draft\"", 0, 0.0, 0.0, group_code_choices,
+     "the code the audio takes for an accepted group: \"draft\", the drafted token that stands for it (the paper's "
+     "shortcut); \"target\", a member drawn from the target's distribution within the group (the paper's Eq. 10), "
+     "while the sequence and the caches keep the drafted token"},
 };
 
 struct Acceptor {
     std::string groups_path;
     std::unique_ptr<GroupIndex> index;
     int64_t max_thinning_rounds = 100;
+    bool target_group_code = false;
     cdz_rng* rng = nullptr;
     StepOutput step;  // reused between calls
+    std::vector<int32_t> group_codes;
     std::vector<uint8_t> target_checked, draft_checked;  // per row, this call
 };
 
@@ -96,6 +104,7 @@ cdz_status* create(const cdz_instance_args* args, void** out_ctx) noexcept {
         const sdk::Params params(*args);
         acceptor->groups_path = params.string("groups");
         acceptor->max_thinning_rounds = params.integer("max_thinning_rounds");
+        acceptor->target_group_code = params.string("group_code") == "target";
         if (acceptor->groups_path.empty()) throw sdk::Error(CDZ_STATUS_INVALID_CONFIG, "the groups parameter is empty");
         acceptor->index = std::make_unique<GroupIndex>(read_token_groups(acceptor->groups_path));
         acceptor->rng = args->rng;
@@ -179,6 +188,11 @@ cdz_status* accept(void* ctx, const cdz_accept_input* in, cdz_accept_output* out
         std::copy(self.step.emitted.begin(), self.step.emitted.end(), out->emitted_tokens);
         out->accepted_count = accepted;
         out->emitted_count = emitted;
+        if (self.target_group_code) {
+            check(out->audio_tokens != nullptr, "group_code = \"target\" needs a host that takes audio tokens (plugin ABI 1.3)");
+            draw_group_codes(*self.index, step_input, self.step, uniform, self.group_codes);
+            std::copy(self.group_codes.begin(), self.group_codes.end(), out->audio_tokens);
+        }
         if (self.step.enumerations > 0 && sdk::host().log_enabled && sdk::host().log_enabled(CDZ_LOG_TRACE)) {
             const std::string message = "residual enumerated over every group " +
                                         std::to_string(self.step.enumerations) + " time(s) this step";

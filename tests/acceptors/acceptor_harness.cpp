@@ -76,8 +76,9 @@ AcceptResult AcceptorHarness::accept(const std::vector<int32_t>& tokens, const s
     input.sampling = &sampling;
     input.sequence = sequence.empty() ? nullptr : sequence.data();
     input.sequence_length = static_cast<int64_t>(sequence.size());
-    std::vector<int32_t> nodes(static_cast<size_t>(n) + 1, -1), emitted(static_cast<size_t>(n) + 1, -1);
-    cdz_accept_output output{sizeof(cdz_accept_output), nodes.data(), 0, emitted.data(), 0, n + 1, n + 1};
+    std::vector<int32_t> nodes(static_cast<size_t>(n) + 1, -1), emitted(static_cast<size_t>(n) + 1, -1),
+        audio(static_cast<size_t>(n) + 1, -1);
+    cdz_accept_output output{sizeof(cdz_accept_output), nodes.data(), 0, emitted.data(), 0, n + 1, n + 1, audio.data()};
     const auto& vtable = state_->instance->vtable<cdz_acceptor_vtable>();
     throw_if_error(vtable.accept(state_->instance->context(), &input, &output), "accept");
     if (output.accepted_count < 0 || output.accepted_count > n || output.emitted_count < 0 || output.emitted_count > n + 1)
@@ -85,6 +86,8 @@ AcceptResult AcceptorHarness::accept(const std::vector<int32_t>& tokens, const s
     AcceptResult result;
     result.accepted_nodes.assign(nodes.begin(), nodes.begin() + output.accepted_count);
     result.emitted.assign(emitted.begin(), emitted.begin() + output.emitted_count);
+    for (int32_t k = 0; k < output.emitted_count; ++k)
+        result.audio.push_back(audio[static_cast<size_t>(k)] >= 0 ? audio[static_cast<size_t>(k)] : emitted[static_cast<size_t>(k)]);
     return result;
 }
 

@@ -16,6 +16,7 @@ namespace cadenza::test {
 struct AcceptResult {
     std::vector<int32_t> accepted_nodes;  // root-to-leaf path
     std::vector<int32_t> emitted;         // the path's tokens, then the target's token
+    std::vector<int32_t> audio;           // what the codec hears for each (audio_tokens; emitted where unset)
 };
 
 class AcceptorHarness {

@@ -212,6 +212,48 @@ TEST_F(PcgTest, EmittedTokenFollowsGroupAcceptancePlusWithinGroupCorrection) {
     expect_distribution(counts, expected, "first emitted token");
 }
 
+TEST_F(PcgTest, TheTargetsCodeInTheAcceptedGroupMakesTheFirstAudioTokenTheTargets) {
+    // group_code = "target": an accepted group's audio token is z ~ q(. | K)
+    // (Eq. 10), as a correction's is. K is distributed as Q_c whichever way
+    // it was reached, so the first audio token's law is
+    //   sum_k Q_c(k) q(t) w(k, t) / Q_c(k) = q(t):
+    // the target's own, with overlapping groups too. The drafted token (the
+    // emitted one, which the sequence keeps) has the law of the test above.
+    const TokenGroups groups = make_groups(overlapping);
+    const auto acceptor = harness(groups, 13, "group_code = \"target\"\n");
+    const auto drafted = harness(groups, 13);
+    std::vector<int64_t> audio(V, 0), emitted(V, 0);
+    uint64_t state = 17;
+    int64_t substituted = 0;
+    for (int64_t s = 0; s < 60000; ++s) {
+        const Chain chain = draw_chain(2, state);
+        const AcceptResult result = acceptor->accept(chain.tokens, chain.parents, V, chain.target, chain.draft);
+        ASSERT_EQ(result.audio.size(), result.emitted.size());
+        for (size_t k = 0; k < result.accepted_nodes.size(); ++k) {
+            ASSERT_EQ(result.emitted[k], chain.tokens[static_cast<size_t>(result.accepted_nodes[k])]);
+            substituted += result.audio[k] != result.emitted[k] ? 1 : 0;
+        }
+        // The correction or the bonus is the target's own token either way.
+        EXPECT_EQ(result.audio.back(), result.emitted.back());
+        ++audio[static_cast<size_t>(result.audio[0])];
+        ++emitted[static_cast<size_t>(result.emitted[0])];
+        if (s < 200) {  // the same draws up to the group codes, which come last
+            const AcceptResult plain = drafted->accept(chain.tokens, chain.parents, V, chain.target, chain.draft);
+            ASSERT_EQ(plain.emitted, result.emitted);
+            ASSERT_EQ(plain.audio, plain.emitted);
+            drafted->reseed(static_cast<uint64_t>(s) + 100);
+            acceptor->reseed(static_cast<uint64_t>(s) + 100);
+        }
+    }
+    std::vector<double> q(q_row.begin(), q_row.end());
+    expect_distribution(audio, q, "first audio token");
+    EXPECT_GT(substituted, 1000);
+    int degrees = 0;
+    const double drafted_statistic = chi_square(emitted, q, degrees);
+    EXPECT_GT(drafted_statistic, chi_square_critical_999(degrees))
+        << "the drafted token should not follow q here (p is far from it)";
+}
+
 TEST_F(PcgTest, SingletonGroupsAreStandardSpeculativeSampling) {
     // Two files that mean the same: no groups at all, and one singleton per token.
     std::vector<std::vector<uint32_t>> singletons;

@@ -3,6 +3,7 @@
 // the codec, and statistics that add up.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <filesystem>
 
 #include "engine.h"
@@ -112,19 +113,50 @@ TEST(AcceptorsEndToEnd, AnAcceptorReadingRowsOnDemandGetsTheRowsTheHostWouldFill
     EXPECT_EQ(audio, filled.synthesize(request));
 }
 
-TEST(AcceptorsEndToEnd, ARowOutsideTheStepIsAnErrorNamingTheAcceptor) {
-    Engine engine = engine_for(pipeline_with("plugin = \"test.row_reading_acceptor\"\nextra_row = 99\n"));
+// A synthesis through test.row_reading_acceptor with `parameters` fails
+// with `code` and a message holding `message`.
+void expect_synthesis_error(const std::string& parameters, cdz_status_code code, const std::string& message) {
+    Engine engine = engine_for(pipeline_with("plugin = \"test.row_reading_acceptor\"\n" + parameters));
     SynthesisRequest request;
     request.text = "Rows.";
     try {
         engine.synthesize(request);
-        FAIL() << "asking for row 99 of a step of 4 rows succeeded";
+        FAIL() << "the synthesis succeeded; expected: " << message;
     } catch (const Error& e) {
-        EXPECT_EQ(e.code(), CDZ_STATUS_INVALID_ARGUMENT);
-        EXPECT_NE(std::string(e.what()).find("test.row_reading_acceptor: asked for target row 99 of a step with 4 rows"),
-                  std::string::npos)
-            << e.what();
+        EXPECT_EQ(e.code(), code);
+        EXPECT_NE(std::string(e.what()).find(message), std::string::npos) << e.what();
     }
+}
+
+TEST(AcceptorsEndToEnd, ARowOutsideTheStepIsAnErrorNamingTheAcceptor) {
+    expect_synthesis_error("extra_row = 99\n", CDZ_STATUS_INVALID_ARGUMENT,
+                           "test.row_reading_acceptor: asked for target row 99 of a step with 4 rows");
+}
+
+TEST(AcceptorsEndToEnd, TheAudioTakesTheAcceptorsAudioTokens) {
+    // Greedy decoding whose every code the acceptor hears as code 1 (token
+    // 131; the codes are tokens 130 on): the sequence, and so the tokens,
+    // stay the greedy ones.
+    SynthesisRequest request;
+    request.text = "Rows.";
+    std::vector<int32_t> greedy, heard_as_one;
+    Engine plain = engine_for(pipeline_with("plugin = \"test.row_reading_acceptor\"\n"));
+    request.on_token = [&](int32_t token) { greedy.push_back(token); };
+    const auto greedy_audio = plain.synthesize(request);
+    Engine ones = engine_for(pipeline_with("plugin = \"test.row_reading_acceptor\"\naudio_token = 131\naudio_from = 130\n"));
+    request.on_token = [&](int32_t token) { heard_as_one.push_back(token); };
+    const auto audio = ones.synthesize(request);
+    EXPECT_EQ(heard_as_one, greedy);
+    ASSERT_EQ(audio.size(), greedy_audio.size());
+    EXPECT_NE(audio, greedy_audio);
+    const Engine::Codes codes = ones.encode_audio(audio, static_cast<int>(ones.sample_rate()));
+    EXPECT_EQ(codes.values, std::vector<int32_t>(codes.values.size(), 1));
+}
+
+TEST(AcceptorsEndToEnd, AnAudioTokenForANonAudioTokenIsAnErrorNamingTheAcceptor) {
+    // Token 5 is a text token: it may stand for no code.
+    expect_synthesis_error("audio_token = 5\n", CDZ_STATUS_INTERNAL,
+                           "test.row_reading_acceptor gave audio token 5 for emitted token");
 }
 
 TEST(AcceptorsEndToEnd, BiasOnATree) {
@@ -137,17 +169,53 @@ TEST(AcceptorsEndToEnd, ToleranceOnATree) {
     expect_a_full_synthesis(engine, true);
 }
 
-TEST(AcceptorsEndToEnd, PcgWithOverlappingGroups) {
-    // Audio tokens in overlapping groups of three neighbours; the rest are singletons.
-    const auto directory = test::fresh_directory("e2e-pcg");
+// acceptor.pcg's table over audio tokens in overlapping groups of three
+// neighbours (the rest singletons), the file in a fresh `directory`.
+std::string pcg_over_neighbours(const std::string& directory) {
     pcg::TokenGroups groups;
     groups.vocab_size = backbone_vocab;
     groups.theta = 0.9;
     for (uint32_t t = 130; t + 2 < backbone_vocab; ++t) groups.add_group({t, t + 1, t + 2});
-    const auto file = directory / "groups.cdzgrp";
+    const auto file = test::fresh_directory(directory) / "groups.cdzgrp";
     pcg::write_token_groups(file, groups);
-    Engine engine = engine_for(pipeline_with("plugin = \"acceptor.pcg\"\ngroups = \"" + file.string() + "\"\n"));
+    return "plugin = \"acceptor.pcg\"\ngroups = \"" + file.string() + "\"\n";
+}
+
+TEST(AcceptorsEndToEnd, PcgWithOverlappingGroups) {
+    Engine engine = engine_for(pipeline_with(pcg_over_neighbours("e2e-pcg")));
     expect_a_full_synthesis(engine, true);
+}
+
+TEST(AcceptorsEndToEnd, PcgWithTheTargetsCodeInEachAcceptedGroup) {
+    // group_code = "target": the codec hears a member of each accepted group
+    // drawn from the target, the sequence keeps the drafted token. The tone
+    // codec's encoder reads back the codes the audio was made of.
+    const std::string acceptor = pcg_over_neighbours("e2e-pcg-target-code");
+    Engine engine = engine_for(pipeline_with(acceptor + "group_code = \"target\"\n"));
+    expect_a_full_synthesis(engine, true);
+
+    for (const bool target_code : {false, true}) {
+        Engine run = engine_for(pipeline_with(acceptor + (target_code ? "group_code = \"target\"\n" : "")));
+        SynthesisRequest request;
+        request.text = "End to end.";
+        std::vector<int32_t> sequence_codes;
+        request.on_token = [&](int32_t token) {
+            if (token >= 130) sequence_codes.push_back(token - 130);
+        };
+        const Engine::Codes heard = run.encode_audio(run.synthesize(request), static_cast<int>(run.sample_rate()));
+        ASSERT_EQ(heard.values.size(), sequence_codes.size());
+        size_t differing = 0;
+        for (size_t i = 0; i < heard.values.size(); ++i) {
+            if (heard.values[i] == sequence_codes[i]) continue;
+            ++differing;
+            // Only a member of a group holding the drafted code: a neighbour within 2.
+            EXPECT_LE(std::abs(heard.values[i] - sequence_codes[i]), 2) << "frame " << i;
+        }
+        if (target_code)
+            EXPECT_GT(differing, 0u) << "the audio heard every drafted code";
+        else
+            EXPECT_EQ(differing, 0u) << "group_code = \"draft\": the audio is the sequence's codes";
+    }
 }
 
 TEST(AcceptorsEndToEnd, ViterbiEmitsWithoutVerification) {

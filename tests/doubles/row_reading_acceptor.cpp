@@ -5,9 +5,12 @@
 // them. It emits row 0's most probable token (greedy decoding, as
 // test.session_acceptor) and accepts no draft; with `extra_row` >= 0 it also
 // asks for that row at every step, to show what the host does with a row
-// outside the step.
+// outside the step; with `audio_token` >= 0 it names that token as the audio
+// of every token it emits from `audio_from` on (plugin ABI 1.3:
+// audio_tokens), to show what the host does with it.
 #include <algorithm>
 #include <string>
+#include <utility>
 
 #include "cadenza/plugin.h"
 
@@ -17,10 +20,14 @@ const cdz_host_api* host = nullptr;
 
 const cdz_param_spec params[] = {
     {"extra_row", CDZ_PARAM_INT, "-1", 1, -1, 1e6, nullptr, "a row to ask for at every step beside row 0; -1: none"},
+    {"audio_token", CDZ_PARAM_INT, "-1", 1, -1, 1e6, nullptr, "the audio token of every emitted token; -1: none"},
+    {"audio_from", CDZ_PARAM_INT, "0", 1, 0, 1e6, nullptr, "the emitted tokens audio_token stands for: these and above"},
 };
 
 struct Acceptor {
     int64_t extra_row = -1;
+    int64_t audio_token = -1;
+    int64_t audio_from = 0;
 };
 
 cdz_status* fail(const std::string& message) {
@@ -29,10 +36,13 @@ cdz_status* fail(const std::string& message) {
 
 cdz_status* create(const cdz_instance_args* args, void** out_ctx) {
     auto* acceptor = new Acceptor;
-    if (cdz_status* status = host->params_get_int(args->params, "extra_row", &acceptor->extra_row)) {
-        delete acceptor;
-        return status;
-    }
+    const std::pair<const char*, int64_t*> values[] = {
+        {"extra_row", &acceptor->extra_row}, {"audio_token", &acceptor->audio_token}, {"audio_from", &acceptor->audio_from}};
+    for (auto [name, value] : values)
+        if (cdz_status* status = host->params_get_int(args->params, name, value)) {
+            delete acceptor;
+            return status;
+        }
     *out_ctx = acceptor;
     return nullptr;
 }
@@ -58,6 +68,8 @@ cdz_status* accept(void* ctx, const cdz_accept_input* in, cdz_accept_output* out
     out->accepted_count = 0;
     out->emitted_tokens[0] = static_cast<int32_t>(std::max_element(row, row + in->vocab_size) - row);
     out->emitted_count = 1;
+    if (acceptor.audio_token >= 0 && out->emitted_tokens[0] >= acceptor.audio_from)
+        out->audio_tokens[0] = static_cast<int32_t>(acceptor.audio_token);
     return nullptr;
 }
 
@@ -68,7 +80,7 @@ const cdz_acceptor_vtable vtable = {
 const cdz_plugin_descriptor descriptor = {
     sizeof(cdz_plugin_descriptor), CDZ_PLUGIN_ABI_MAJOR, CDZ_PLUGIN_ABI_MINOR, "test.row_reading_acceptor",
     CDZ_PLUGIN_KIND_ACCEPTOR, "1.0.0", "test double: greedy acceptance reading the target's rows on demand",
-    params, 1, sizeof(cdz_param_spec), &vtable,
+    params, sizeof(params) / sizeof(params[0]), sizeof(cdz_param_spec), &vtable,
 };
 
 const cdz_plugin_descriptor* const descriptors[] = {&descriptor};
