@@ -333,16 +333,17 @@ int32_t DecodingLoop::sample_target_token() {
 }
 
 std::vector<int32_t> DecodingLoop::audio_tokens(const std::vector<int32_t>& emitted) const {
-    std::vector<int32_t> audio = emitted;
+    std::vector<int32_t> audio;
     if (!verifying_) return audio;  // the processors may have rewritten what an unverified acceptor emitted
     const cdz_backbone_info& info = stages_.backbone_info;
-    for (size_t k = 0; k < audio.size(); ++k) {
+    for (size_t k = 0; k < emitted.size(); ++k) {
         const int32_t heard = audio_[k];
-        if (heard < 0) continue;
-        if (heard != emitted[k] && !(is_audio_token(info, emitted[k]) && is_audio_token(info, heard)))
+        if (heard < 0 || heard == emitted[k]) continue;
+        if (!is_audio_token(info, emitted[k]) || !is_audio_token(info, heard))
             throw Error(CDZ_STATUS_INTERNAL, stages_.acceptor->name() + " gave audio token " + std::to_string(heard) +
                                                  " for emitted token " + std::to_string(emitted[k]) +
                                                  ": only an audio code may stand for another");
+        if (audio.empty()) audio = emitted;
         audio[k] = heard;
     }
     return audio;

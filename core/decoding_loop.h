@@ -37,7 +37,7 @@ namespace cadenza {
 
 struct StepResult {
     std::vector<int32_t> emitted;  // tokens to append, in order
-    std::vector<int32_t> audio;    // what the codec decodes for each (cdz_accept_output.audio_tokens)
+    std::vector<int32_t> audio;    // what the codec decodes for each; empty: the emitted tokens themselves
     int32_t accepted_drafts = 0;   // accepted drafts among them (verifying acceptors)
     int32_t tree_depth = 0;        // depth of the drafted tree
     int32_t tree_nodes = 0;        // its nodes
@@ -105,6 +105,7 @@ private:
     int32_t sample_target_token();
     // What the codec decodes for `emitted`: the acceptor's audio_tokens where
     // it wrote one (a verifying acceptor only), checked; the token elsewhere.
+    // Empty when it wrote none.
     std::vector<int32_t> audio_tokens(const std::vector<int32_t>& emitted) const;
     // cdz_accept_input.target_row: NULL when the row cannot be computed, the
     // reason kept in target_row_failure_ (exceptions stay on this side).

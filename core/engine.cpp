@@ -420,7 +420,8 @@ Engine::DecodedTokens Engine::decode_tokens(Prompt prompt, double max_audio_seco
             if (token == info.end_token) {
                 decoded.finished = true;
             } else if (is_audio_token(info, token)) {
-                decoded.codes.push_back(static_cast<int32_t>(step.audio[k] - info.audio_token_offset));
+                const int32_t heard = step.audio.empty() ? token : step.audio[k];
+                decoded.codes.push_back(static_cast<int32_t>(heard - info.audio_token_offset));
             } else if (is_phone_marker(info, token)) {
                 // The phone the target speaks next: no audio.
             } else {

@@ -42,7 +42,6 @@ struct Acceptor {
     bool target_group_code = false;
     cdz_rng* rng = nullptr;
     StepOutput step;  // reused between calls
-    std::vector<int32_t> group_codes;
     std::vector<uint8_t> target_checked, draft_checked;  // per row, this call
 };
 
@@ -190,8 +189,7 @@ cdz_status* accept(void* ctx, const cdz_accept_input* in, cdz_accept_output* out
         out->emitted_count = emitted;
         if (self.target_group_code) {
             check(out->audio_tokens != nullptr, "group_code = \"target\" needs a host that takes audio tokens (plugin ABI 1.3)");
-            draw_group_codes(*self.index, step_input, self.step, uniform, self.group_codes);
-            std::copy(self.group_codes.begin(), self.group_codes.end(), out->audio_tokens);
+            draw_group_codes(*self.index, step_input, self.step, uniform, out->audio_tokens);
         }
         if (self.step.enumerations > 0 && sdk::host().log_enabled && sdk::host().log_enabled(CDZ_LOG_TRACE)) {
             const std::string message = "residual enumerated over every group " +

@@ -265,18 +265,14 @@ void pcg_step(const GroupIndex& index, const StepInput& input, int64_t max_thinn
 }
 
 void draw_group_codes(const GroupIndex& index, const StepInput& input, const StepOutput& output,
-                      const UniformSource& uniform, std::vector<int32_t>& codes) {
+                      const UniformSource& uniform, int32_t* codes) {
     const int64_t vocab = index.vocab_size();
-    codes.clear();
     for (size_t k = 0; k < output.accepted_nodes.size(); ++k) {
         const int32_t node = output.accepted_nodes[k];
         const uint32_t group = output.groups[k];
-        if (index.group_size(group) < 2) {
-            codes.push_back(input.tokens[node]);
-            continue;
-        }
-        const float* q = input.target.at(input.parents[node] + 1, vocab);
-        codes.push_back(static_cast<int32_t>(index.draw_member(group, q, uniform)));
+        codes[k] = index.group_size(group) < 2
+                       ? input.tokens[node]
+                       : static_cast<int32_t>(index.draw_member(group, input.target.at(input.parents[node] + 1, vocab), uniform));
     }
 }
 

@@ -149,7 +149,8 @@ struct StepOutput {
 void pcg_step(const GroupIndex& index, const StepInput& input, int64_t max_thinning_rounds,
               const UniformSource& uniform, StepOutput& output);
 
-// The codes the audio takes for the accepted nodes of `output` when the
+// The codes the audio takes for the accepted nodes of `output`, written to
+// codes[0, accepted count), when the
 // target picks within each accepted group (acceptor.pcg's group_code =
 // "target"): for the k-th node of the path, z ~ q(. | K_k) (Eq. 10) from the
 // target's row at the node's position, one uniform number each; the node's
@@ -158,6 +159,6 @@ void pcg_step(const GroupIndex& index, const StepInput& input, int64_t max_thinn
 // the drafted tokens (whose keys and values the target's cache holds); only
 // the audio hears z.
 void draw_group_codes(const GroupIndex& index, const StepInput& input, const StepOutput& output,
-                      const UniformSource& uniform, std::vector<int32_t>& codes);
+                      const UniformSource& uniform, int32_t* codes);
 
 }  // namespace cadenza::pcg
