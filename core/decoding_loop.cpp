@@ -332,12 +332,12 @@ int32_t DecodingLoop::sample_target_token() {
     }
 }
 
-std::vector<int32_t> DecodingLoop::audio_tokens(const std::vector<int32_t>& emitted) const {
+std::vector<int32_t> DecodingLoop::audio_tokens(const std::vector<int32_t>& emitted, const int32_t* named) const {
     std::vector<int32_t> audio;
     if (!verifying_) return audio;  // the processors may have rewritten what an unverified acceptor emitted
     const cdz_backbone_info& info = stages_.backbone_info;
     for (size_t k = 0; k < emitted.size(); ++k) {
-        const int32_t heard = audio_[k];
+        const int32_t heard = named[k];
         if (heard < 0 || heard == emitted[k]) continue;
         if (!is_audio_token(info, emitted[k]) || !is_audio_token(info, heard))
             throw Error(CDZ_STATUS_INTERNAL, stages_.acceptor->name() + " gave audio token " + std::to_string(heard) +
@@ -395,15 +395,14 @@ StepResult DecodingLoop::step() {
 
     const int32_t nodes = tree ? tree->node_count : 0;
     accepted_nodes_.assign(static_cast<size_t>(nodes) + 1, -1);
-    emitted_.assign(static_cast<size_t>(nodes) + 1, -1);
-    audio_.assign(static_cast<size_t>(nodes) + 1, -1);
+    emitted_.assign(2 * (static_cast<size_t>(nodes) + 1), -1);
     cdz_accept_output result{};
     result.struct_size = sizeof(result);
     result.accepted_nodes = accepted_nodes_.data();
     result.accepted_capacity = static_cast<int32_t>(accepted_nodes_.size());
     result.emitted_tokens = emitted_.data();
-    result.emitted_capacity = static_cast<int32_t>(emitted_.size());
-    result.audio_tokens = audio_.data();
+    result.emitted_capacity = nodes + 1;
+    result.audio_tokens = emitted_.data() + nodes + 1;
     {
         ScopedTimer timer(stats_.accept_seconds);
         if (stages_.acceptor) {
@@ -472,7 +471,7 @@ StepResult DecodingLoop::step() {
 
     StepResult step;
     step.emitted.assign(emitted_.begin(), emitted_.begin() + result.emitted_count);
-    step.audio = audio_tokens(step.emitted);
+    step.audio = audio_tokens(step.emitted, result.audio_tokens);
     step.accepted_drafts = result.accepted_count;
     step.tree_depth = tree ? token_tree_depth(*tree) : 0;
     step.tree_nodes = nodes;
