@@ -3,9 +3,11 @@
 // pass (en-small's shapes by default), weights streamed from memory as in
 // decoding: ms per pass of m rows, the minimum and the median of interleaved repeats, and the
 // weights' GB/s. Prints a Markdown table. Random weights: the time does not
-// depend on their values.
+// depend on their values. With `evict_mb`, that many MB of other data are
+// read and written before each timed pass, as a speculative loop's draft,
+// acceptance and bookkeeping touch other memory between the target's passes.
 //
-//   matmul_speed [repeats=80] [hidden=256] [intermediate=768] [layers=6] [kv_width=128] [vocab=8252]
+//   matmul_speed [repeats=80] [hidden=256] [intermediate=768] [layers=6] [kv_width=128] [vocab=8252] [evict_mb=0]
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -38,8 +40,15 @@ struct Way {
     PanelPrecision precision = PanelPrecision::float32;
 };
 
+// Reads and writes every line of `other`: what work between passes leaves in
+// the caches in place of the weights.
+void touch(std::vector<float>& other) {
+    for (size_t i = 0; i < other.size(); i += 16) other[i] += 1.0f;
+}
+
 double seconds_of_pass(std::vector<Projection>& pass, const std::vector<at::Tensor>& inputs, const Way& way,
-                       std::vector<float>& y) {
+                       std::vector<float>& y, std::vector<float>& other) {
+    touch(other);
     const auto start = std::chrono::steady_clock::now();
     for (size_t i = 0; i < pass.size(); ++i) {
         if (!way.panels) {
@@ -58,9 +67,10 @@ int main(int argc, char** argv) {
     auto arg = [&](int i, int64_t fallback) { return argc > i ? std::atoll(argv[i]) : fallback; };
     const int repeats = static_cast<int>(arg(1, 80));
     const int64_t hidden = arg(2, 256), intermediate = arg(3, 768), layers = arg(4, 6), kv = arg(5, 128),
-                  vocab = arg(6, 8252);
-    if (repeats < 1 || hidden < 1 || intermediate < 1 || layers < 1 || kv < 1 || vocab < 1) {
-        std::fprintf(stderr, "usage: matmul_speed [repeats] [hidden] [intermediate] [layers] [kv_width] [vocab], all >= 1\n");
+                  vocab = arg(6, 8252), evict_mb = arg(7, 0);
+    if (repeats < 1 || hidden < 1 || intermediate < 1 || layers < 1 || kv < 1 || vocab < 1 || evict_mb < 0) {
+        std::fprintf(stderr, "usage: matmul_speed [repeats] [hidden] [intermediate] [layers] [kv_width] [vocab] [evict_mb], "
+                             "all >= 1 but evict_mb >= 0\n");
         return 2;
     }
     c10::InferenceMode inference;
@@ -86,8 +96,10 @@ int main(int argc, char** argv) {
             ways.push_back({name, MatmulKernel::reference, true, precision});
     const std::vector<int64_t> sizes{1, 2, 3, 4, 5, 6, 7, 8, 9, 12};
     std::vector<float> y(static_cast<size_t>(*std::max_element(sizes.begin(), sizes.end()) * vocab));
-    std::printf("%lld projections, %.1f MB of weights, %d interleaved repeats, 1 thread\n\n",
-                static_cast<long long>(pass.size()), static_cast<double>(bytes) / 1e6, repeats);
+    std::vector<float> other(static_cast<size_t>(evict_mb) * 1000000 / sizeof(float));
+    std::printf("%lld projections, %.1f MB of weights, %d interleaved repeats, 1 thread, %lld MB touched before each pass\n\n",
+                static_cast<long long>(pass.size()), static_cast<double>(bytes) / 1e6, repeats,
+                static_cast<long long>(evict_mb));
     std::printf("| kernel | m | min ms | median ms | GB/s (min) | min / min at m = 1 |\n| --- | --- | --- | --- | --- | --- |\n");
     for (const Way& way : ways) {
         if (way.panels)
@@ -100,7 +112,7 @@ int main(int argc, char** argv) {
         }
         std::vector<std::vector<double>> times(sizes.size());
         for (int r = 0; r < repeats; ++r)
-            for (size_t s = 0; s < sizes.size(); ++s) times[s].push_back(seconds_of_pass(pass, inputs[s], way, y));
+            for (size_t s = 0; s < sizes.size(); ++s) times[s].push_back(seconds_of_pass(pass, inputs[s], way, y, other));
         double first = 0.0;
         for (size_t s = 0; s < sizes.size(); ++s) {
             std::sort(times[s].begin(), times[s].end());
