@@ -150,9 +150,8 @@ void pcg_step(const GroupIndex& index, const StepInput& input, int64_t max_thinn
               const UniformSource& uniform, StepOutput& output);
 
 // The codes the audio takes for the accepted nodes of `output`, written to
-// codes[0, accepted count), when the
-// target picks within each accepted group (acceptor.pcg's group_code =
-// "target"): for the k-th node of the path, z ~ q(. | K_k) (Eq. 10) from the
+// codes[0, accepted count), when the target picks within each accepted group
+// (acceptor.pcg's group_code = "target"): for the k-th node of the path, z ~ q(. | K_k) (Eq. 10) from the
 // target's row at the node's position, one uniform number each; the node's
 // own token, with no draw, where K_k is a singleton. The draws come after
 // every draw of the step that made `output`, in path order. The sequence keeps
