@@ -151,12 +151,12 @@ void pcg_step(const GroupIndex& index, const StepInput& input, int64_t max_thinn
 
 // The codes the audio takes for the accepted nodes of `output`, written to
 // codes[0, accepted count), when the target picks within each accepted group
-// (acceptor.pcg's group_code = "target"): for the k-th node of the path, z ~ q(. | K_k) (Eq. 10) from the
-// target's row at the node's position, one uniform number each; the node's
-// own token, with no draw, where K_k is a singleton. The draws come after
-// every draw of the step that made `output`, in path order. The sequence keeps
-// the drafted tokens (whose keys and values the target's cache holds); only
-// the audio hears z.
+// (acceptor.pcg's group_code = "target"): for the k-th node of the path,
+// z ~ q(. | K_k) (Eq. 10) from the target's row at the node's position, one
+// uniform number each; the node's own token, with no draw, where K_k is a
+// singleton. The draws come after every draw of the step that made `output`,
+// in path order. The sequence keeps the drafted tokens (whose keys and values
+// the target's cache holds); only the audio hears z.
 void draw_group_codes(const GroupIndex& index, const StepInput& input, const StepOutput& output,
                       const UniformSource& uniform, int32_t* codes);
 
