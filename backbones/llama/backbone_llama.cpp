@@ -55,10 +55,12 @@ const cdz_param_spec params[] = {
     {"max_positions", CDZ_PARAM_INT, "0", 1, 0, 1048576, nullptr,
      "longest sequence; 0: the config's max_position_embeddings"},
     {"weight_precision", CDZ_PARAM_STRING, "\"float32\"", 0, 0, 0, weight_precision_choices, weight_precision_help},
+    {"kv_precision", CDZ_PARAM_STRING, "\"float32\"", 0, 0, 0, kv_precision_choices, kv_precision_help},
 };
 
 struct Backbone {
     std::unique_ptr<LlamaModel> model;
+    KvPrecision kv_precision = KvPrecision::float32;
     cdz_backbone_info info{};
 };
 
@@ -112,6 +114,7 @@ cdz_status* create(const cdz_instance_args* args, void** out_ctx) {
         within(std::max(info.audio_start_token, info.end_token), 1, "the special token");
         backbone->model = std::make_unique<LlamaModel>(std::move(weights), max_positions);
         pack_panels_with_precision(*backbone->model, values.string("weight_precision"), plugin_name);
+        backbone->kv_precision = kv_precision_for(*backbone->model, values.string("kv_precision"), plugin_name);
         backbone->info.weight_bytes = backbone->model->streamed_weight_bytes();
         backbone->model->set_prefill_threads(static_cast<int>(values.integer("prefill_threads")));
         backbone->model->set_decode_threads(static_cast<int>(values.integer("decode_threads")));
@@ -134,7 +137,8 @@ cdz_status* session_create(void* ctx, int64_t capacity, void** out_session) {
     return sdk::guarded([&] {
         const auto* backbone = static_cast<const Backbone*>(ctx);
         c10::InferenceMode inference;
-        *out_session = new Session{backbone, KvCache(backbone->model->config(), capacity, backbone->model->device())};
+        *out_session = new Session{backbone, KvCache(backbone->model->config(), capacity, backbone->model->device(),
+                                                       backbone->kv_precision)};
     });
 }
 

@@ -31,3 +31,26 @@ void pack_panels_with_precision(LlamaModel& model, const std::string& name, cons
 }
 
 }  // namespace cadenza::llama
+
+namespace cadenza::llama {
+
+const char* const kv_precision_choices[] = {"float32", "float16", nullptr};
+
+const char* const kv_precision_help =
+    "how the KV cache stores keys and values: float32, or float16 (each rounded to the nearest half; half the "
+    "bytes a pass's attention reads and the cache holds). float16 needs the CPU pass's " CADENZA_VECTORIZED_KERNEL
+    "; elsewhere the cache stays float32, with a warning";
+
+KvPrecision kv_precision_for(const LlamaModel& model, const std::string& name, const char* plugin_name) {
+    if (name == "float32") return KvPrecision::float32;
+    if (name != "float16")
+        throw sdk::Error(CDZ_STATUS_INVALID_CONFIG, "unknown KV precision '" + name + "' (float32 or float16)");
+    if (model.uses_cpu_tree_pass() && combine_rows_vectorized()) return KvPrecision::float16;
+    if (sdk::host().log_enabled(CDZ_LOG_WARN))
+        sdk::host().log(CDZ_LOG_WARN, plugin_name,
+                        "kv_precision = \"float16\" needs the CPU pass's " CADENZA_VECTORIZED_KERNEL
+                        ", which does not run here: the cache stays float32");
+    return KvPrecision::float32;
+}
+
+}  // namespace cadenza::llama

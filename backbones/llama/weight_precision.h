@@ -1,6 +1,7 @@
-// The `weight_precision` parameter of the plugins that run LlamaModel's CPU
-// pass (backbone.llama, draft.shallow): its choices, its help, and packing
-// the model's panels as it says.
+// The `weight_precision` and `kv_precision` parameters of the plugins that
+// run LlamaModel's CPU pass (backbone.llama, draft.shallow): their choices,
+// their help, and packing the model's panels / choosing its caches' storage
+// as they say.
 #pragma once
 
 #include <string>
@@ -19,5 +20,14 @@ PanelPrecision panel_precision_named(const std::string& name);
 // do not run (no vectorized kernel) leaves the weights float32 and says so in
 // the host's log, as `plugin_name`.
 void pack_panels_with_precision(LlamaModel& model, const std::string& name, const char* plugin_name);
+
+// "float32", "float16", nullptr.
+extern const char* const kv_precision_choices[];
+extern const char* const kv_precision_help;
+
+// The storage the model's KV caches take for the named precision: float16
+// only where the CPU pass and its vectorized kernel run; elsewhere float32,
+// said in the host's log as `plugin_name`.
+KvPrecision kv_precision_for(const LlamaModel& model, const std::string& name, const char* plugin_name);
 
 }  // namespace cadenza::llama

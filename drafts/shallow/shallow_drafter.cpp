@@ -94,8 +94,6 @@ namespace drafts = cadenza::drafts;
 constexpr const char* plugin_name = "draft.shallow";
 constexpr int64_t max_tree_nodes = 512;
 
-const char* const kv_precision_choices[] = {"float32", "float16", nullptr};
-
 const cdz_param_spec params[] = {
     {"model", CDZ_PARAM_PATH, nullptr, 0, 0, 0, nullptr,
      "the draft model: a Hugging Face directory (config.json + safetensors), or its safetensors file"},
@@ -110,10 +108,7 @@ const cdz_param_spec params[] = {
      "a chain stops growing after a token the draft gave less than this probability (dynamic length); 0: always "
      "`length` tokens"},
     {"weight_precision", CDZ_PARAM_STRING, "\"float32\"", 0, 0, 0, weight_precision_choices, weight_precision_help},
-    {"kv_precision", CDZ_PARAM_STRING, "\"float32\"", 0, 0, 0, kv_precision_choices,
-     "how the draft's KV cache stores keys and values: float32, or float16 (each rounded to the nearest half; half "
-     "the bytes a level's attention reads). float16 needs the CPU pass's " CADENZA_VECTORIZED_KERNEL "; elsewhere "
-     "the cache stays float32, with a warning"},
+    {"kv_precision", CDZ_PARAM_STRING, "\"float32\"", 0, 0, 0, kv_precision_choices, kv_precision_help},
     {"digit_head", CDZ_PARAM_PATH, "\"\"", 0, 0, 0, nullptr,
      "a code-digit head for the model's last hidden state in place of the model's own (safetensors with "
      "digits.weight, digits.bias and the code grid's metadata, as `cadenza model digit-head` writes it); \"\": the "
@@ -239,14 +234,7 @@ cdz_status* create(const cdz_instance_args* args, void** out_ctx) {
         if (drafter->candidates > 0 && !drafter->cpu)
             throw Error(CDZ_STATUS_INVALID_CONFIG, "parameter 'candidates' scores tokens on the CPU; the draft runs on " +
                                                        drafter->model->device().str());
-        if (values.string("kv_precision") == "float16") {
-            if (drafter->model->uses_cpu_tree_pass() && combine_rows_vectorized())
-                drafter->kv_precision = KvPrecision::float16;
-            else if (sdk::host().log_enabled(CDZ_LOG_WARN))
-                sdk::host().log(CDZ_LOG_WARN, plugin_name,
-                                "kv_precision = \"float16\" needs the CPU pass's " CADENZA_VECTORIZED_KERNEL
-                                ", which does not run here: the cache stays float32");
-        }
+        drafter->kv_precision = kv_precision_for(*drafter->model, values.string("kv_precision"), plugin_name);
         drafter->prefix_from_target = values.boolean("prefix_from_target");
         drafter->rng = args->rng;
         *out_ctx = drafter.release();

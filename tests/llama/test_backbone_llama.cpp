@@ -14,6 +14,7 @@
 #include "llama_model.h"
 #include "managed_tensor.h"
 #include "pipeline_config.h"
+#include "row_combinations.h"
 #include "plugin_instance.h"
 #include "safetensors.h"
 #include "status_object.h"
@@ -154,6 +155,38 @@ TEST(BackboneLlama, HalfPrecisionAndShardedCheckpointsLoad) {
             EXPECT_LT(max_difference(backbone.chain(session, prompt), sequence_logits(weights, prompt)), 1e-4);
             backbone.vtable().session_destroy(session);
         }
+    }
+}
+
+// kv_precision = "float16": each key and value rounded to a half, so the
+// logits stay within a rounding of float32's, across a commit too; where the
+// vectorized kernel runs they differ from float32's, elsewhere the cache
+// stays float32. A value outside the choices is an error naming the key.
+TEST(BackboneLlama, AHalfPrecisionCacheGivesLogitsWithinARoundingOfFloat32s) {
+    const auto directory = test::fresh_directory("llama-kv16");
+    test::write_tiny_checkpoint(directory, 5);
+    BackbonePlugin single(directory), half(directory, "kv_precision = \"float16\"\n");
+    void* a = single.new_session();
+    void* b = half.new_session();
+    const std::vector<int32_t> first(prompt.begin(), prompt.begin() + 5), then(prompt.begin() + 5, prompt.end());
+    const at::Tensor a1 = single.chain(a, first), b1 = half.chain(b, first);
+    single.commit(a, {0, 1, 2, 3, 4});
+    half.commit(b, {0, 1, 2, 3, 4});
+    const at::Tensor a2 = single.chain(a, then), b2 = half.chain(b, then);
+    const double difference = std::max(max_difference(a1, b1), max_difference(a2, b2));
+    RecordProperty("max_abs_difference", std::to_string(difference));
+    EXPECT_LT(difference, 2e-2);
+    if (llama::combine_rows_vectorized())
+        EXPECT_GT(difference, 0.0) << "the float16 cache gave float32's logits";
+    else
+        EXPECT_EQ(difference, 0.0);
+    single.vtable().session_destroy(a);
+    half.vtable().session_destroy(b);
+    try {
+        BackbonePlugin wrong(directory, "kv_precision = \"bfloat16\"\n");
+        FAIL() << "kv_precision = bfloat16 was accepted";
+    } catch (const Error& e) {
+        EXPECT_NE(std::string(e.what()).find("kv_precision"), std::string::npos) << e.what();
     }
 }
 
