@@ -30,10 +30,6 @@ void pack_panels_with_precision(LlamaModel& model, const std::string& name, cons
     sdk::host().log(CDZ_LOG_WARN, plugin_name, message.c_str());
 }
 
-}  // namespace cadenza::llama
-
-namespace cadenza::llama {
-
 const char* const kv_precision_choices[] = {"float32", "float16", nullptr};
 
 const char* const kv_precision_help =
