@@ -96,6 +96,7 @@ TimedSentence time_sentence(Engine& engine, const std::string& file, const Speec
     // Without streaming the one callback comes after the whole decoding.
     synthesis.first_audio_seconds = streams && first_audio_seconds ? *first_audio_seconds : synthesis.wall_seconds;
     synthesis.tokens = engine.stats().tokens_generated();
+    synthesis.loop_seconds = engine.stats().loop_seconds;
     synthesis.audio_seconds = sample_rate > 0 ? static_cast<double>(timed.samples.size()) / sample_rate : 0.0;
     timed.stats = engine.stats();
     return timed;
@@ -305,6 +306,7 @@ int run_speech_bench(const SpeechBenchOptions& options) {
 
     recognize(result, resynthesis, audio, options);
     estimate_wer_intervals(result);
+    estimate_speedup_intervals(result);
 
     print_speech_bench(std::cout, result);
     if (!options.json_file.empty()) write_file(options.json_file, speech_bench_json(result).dump(2) + "\n");

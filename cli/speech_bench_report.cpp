@@ -82,6 +82,20 @@ void print_wer_intervals(std::ostream& out, const SpeechBenchResult& result) {
     }
 }
 
+void print_speedup_intervals(std::ostream& out, const SpeechBenchResult& result) {
+    const auto& first = result.pipelines.front();
+    out << "\nspeedup over " << first.run.name << " with 95% bootstrap intervals (the same resamples; each "
+        << "resample's tokens over its decoding loops' seconds, against " << first.run.name
+        << "'s on the same sentences: the spread between this run's sentences, not the machine's drift between "
+           "runs)\n";
+    for (size_t p = 1; p < result.pipelines.size(); ++p) {
+        const auto& pipeline = result.pipelines[p];
+        out << "  " << std::left << std::setw(22) << pipeline.run.name.substr(0, 21) << std::right << std::setw(6)
+            << fixed(pipeline.figures.speedup, 2) << "x [" << fixed(pipeline.speedup_ci95.low, 2) << ", "
+            << fixed(pipeline.speedup_ci95.high, 2) << "]\n";
+    }
+}
+
 // At most this many failures per pipeline in the table's text; the JSON has all.
 constexpr size_t failures_listed = 5;
 
@@ -159,6 +173,32 @@ void estimate_wer_intervals(SpeechBenchResult& result) {
     }
 }
 
+std::vector<evaluation::TimedTokens> sentence_timed_tokens(const SpeechPipelineResult& pipeline,
+                                                          size_t sentence_count) {
+    const size_t syntheses = pipeline.sentences.size();
+    if (sentence_count == 0 ? syntheses > 0 : syntheses % sentence_count != 0)
+        throw std::invalid_argument("sentence_timed_tokens: " + std::to_string(syntheses) +
+                                    " syntheses are not a whole number of seeds of " + std::to_string(sentence_count) +
+                                    " sentences");
+    std::vector<evaluation::TimedTokens> timed(sentence_count);
+    for (size_t j = 0; j < syntheses; ++j) {
+        const SentenceSynthesis& synthesis = pipeline.sentences[j];
+        if (synthesis.failure) continue;
+        timed[j % sentence_count].tokens += static_cast<double>(synthesis.tokens);
+        timed[j % sentence_count].seconds += synthesis.loop_seconds;
+    }
+    return timed;
+}
+
+void estimate_speedup_intervals(SpeechBenchResult& result) {
+    if (result.pipelines.empty()) return;
+    const size_t count = result.sentences.sentences.size();
+    const evaluation::SentenceBootstrap bootstrap(count, result.bootstrap_resamples, result.bootstrap_seed);
+    const auto first = sentence_timed_tokens(result.pipelines.front(), count);
+    for (auto& pipeline : result.pipelines)
+        pipeline.speedup_ci95 = bootstrap.speedup(sentence_timed_tokens(pipeline, count), first);
+}
+
 double mean_first_audio_seconds(const SpeechPipelineResult& result) {
     double sum = 0;
     size_t count = 0;
@@ -228,6 +268,7 @@ void print_speech_bench(std::ostream& out, const SpeechBenchResult& result) {
     out << "recognition: pocketsphinx, " << result.recognition_jobs << " job(s), "
         << fixed(result.recognition_wall_seconds, 1) << " s, after every pipeline was timed\n";
     print_wer_intervals(out, result);
+    if (result.pipelines.size() > 1) print_speedup_intervals(out, result);
     print_failures(out, result);
 }
 
@@ -260,7 +301,9 @@ nlohmann::json speech_bench_json(const SpeechBenchResult& result) {
         {"confidence", evaluation::SentenceBootstrap::default_confidence},
         {"method", "sentences resampled with replacement, each with all its seeds; WER of a resample = its word "
                    "errors summed / its reference words summed; percentile interval; differences to the first "
-                   "pipeline paired on the same resamples"}};
+                   "pipeline paired on the same resamples"},
+        {"speedup_method", "the same resamples; speedup of a resample = its tokens summed / its decoding loops' "
+                           "seconds summed, over the first pipeline's on the same sentences; percentile interval"}};
     json["failed_sentence_scoring"] = "a sentence whose synthesis failed counts as all its reference words and "
                                       "characters deleted; it is left out of the speed figures";
     json["original_audio"] = errors_json(result.original_errors, result.original_errors);
@@ -298,6 +341,8 @@ nlohmann::json speech_bench_json(const SpeechBenchResult& result) {
             entry["wer_difference_vs_first_points_ci95_low"] = pipeline.wer_difference_ci95.low;
             entry["wer_difference_vs_first_points_ci95_high"] = pipeline.wer_difference_ci95.high;
         }
+        entry["speedup_ci95_low"] = pipeline.speedup_ci95.low;
+        entry["speedup_ci95_high"] = pipeline.speedup_ci95.high;
         entry["failed_sentences"] = pipeline.failed_sentences();
         entry["internal_errors"] = pipeline.internal_errors();
         entry["ttfa_ms"] = {{"mean", 1e3 * mean_first_audio_seconds(pipeline)},
@@ -319,6 +364,7 @@ nlohmann::json speech_bench_json(const SpeechBenchResult& result) {
                 sentence["tokens"] = synthesis.tokens;
                 sentence["audio_seconds"] = synthesis.audio_seconds;
                 sentence["wall_seconds"] = synthesis.wall_seconds;
+                sentence["loop_seconds"] = synthesis.loop_seconds;
                 sentence["ttfa_ms"] = 1e3 * synthesis.first_audio_seconds;
             }
             entry["sentences"].push_back(std::move(sentence));
@@ -336,7 +382,7 @@ std::string speech_bench_csv(const SpeechBenchResult& result) {
                              "wer_difference_vs_first_points_ci95_high", "cer_percent", "wer_delta_points",
                              "cer_delta_points", "original_wer_percent", "original_cer_percent",
                              "resynthesis_wer_percent", "resynthesis_cer_percent", "word_errors", "reference_words",
-                             "character_errors", "reference_characters"})
+                             "character_errors", "reference_characters", "speedup_ci95_low", "speedup_ci95_high"})
         columns.push_back({name, {}});
     for (size_t i = 0; i < result.pipelines.size(); ++i) {
         const auto& p = result.pipelines[i];
@@ -363,7 +409,9 @@ std::string speech_bench_csv(const SpeechBenchResult& result) {
             std::to_string(p.errors.words.errors()),
             std::to_string(p.errors.words.reference_length),
             std::to_string(p.errors.characters.errors()),
-            std::to_string(p.errors.characters.reference_length)};
+            std::to_string(p.errors.characters.reference_length),
+            number(p.speedup_ci95.low),
+            number(p.speedup_ci95.high)};
         for (size_t c = 0; c < columns.size(); ++c) columns[c].cells.push_back(cells[c]);
     }
     return bench_csv(runs_of(result), figures_of(result), columns);

@@ -18,7 +18,7 @@
 #include "bench_report.h"
 #include "speech_sentences.h"
 #include "transcription_run.h"
-#include "wer_bootstrap.h"
+#include "sentence_bootstrap.h"
 
 namespace cadenza::cli {
 
@@ -34,6 +34,7 @@ struct SentenceSynthesis {
     int64_t tokens = 0;
     double audio_seconds = 0;
     double wall_seconds = 0;
+    double loop_seconds = 0;  // its decoding loop's, what the speed figures count
     double first_audio_seconds = 0;  // the whole wall time when the codec cannot stream
     std::optional<SentenceFailure> failure;
 };
@@ -48,6 +49,7 @@ struct SpeechPipelineResult {
     recognition::ErrorTotals errors;
     evaluation::Interval wer_percent_ci95;
     evaluation::Interval wer_difference_ci95;  // points, paired, against the first pipeline; [0, 0] for the first
+    evaluation::Interval speedup_ci95;         // over the first pipeline, paired; [1, 1] for the first
 
     size_t failed_sentences() const;
     size_t internal_errors() const;
@@ -86,6 +88,15 @@ std::vector<recognition::EditCounts> sentence_word_counts(const SpeechPipelineRe
 // Fills each pipeline's wer_percent_ci95 and wer_difference_ci95 from its
 // recognized sentences, with the result's bootstrap settings.
 void estimate_wer_intervals(SpeechBenchResult& result);
+
+// Each sentence's tokens and decoding-loop seconds summed over its seeds (a
+// failed synthesis adds nothing, as it adds nothing to the speed figures).
+std::vector<evaluation::TimedTokens> sentence_timed_tokens(const SpeechPipelineResult& pipeline, size_t sentence_count);
+
+// Fills each pipeline's speedup_ci95 from its sentences' timings, with the
+// result's bootstrap settings: the spread of the speedup between this run's
+// sentences (not the drift of the machine between runs).
+void estimate_speedup_intervals(SpeechBenchResult& result);
 
 // Over the sentences that did not fail.
 double mean_first_audio_seconds(const SpeechPipelineResult& result);

@@ -130,13 +130,19 @@ grep -Eq "^  chain +WER +[0-9.]+ % $interval   dWER vs plain [-+][0-9.]+ pt $int
   fail "no paired difference for chain"
 grep -Eq "^  tight +WER +[0-9.]+ % $interval   dWER vs plain [-+][0-9.]+ pt $interval\$" table.txt ||
   fail "no paired difference for tight"
+# The speedups' intervals, on the same resamples, for the pipelines after the first.
+grep -q "^speedup over plain with 95% bootstrap intervals (the same resamples" table.txt ||
+  fail "no speedup interval heading"
+grep -Eq "^  chain +[0-9.]+x \[[0-9.]+, [0-9.]+\]\$" table.txt || fail "no speedup interval for chain"
+grep -Eq "^  plain +[0-9.]+x \[" table.txt && fail "the first pipeline has a speedup interval over itself"
 
 for field in '"suite": "speech"' '"sentence_count": 2' '"skipped_without_prompt": 1' '"original_audio"' \
              '"wer_percent"' '"cer_percent"' '"wer_delta_points"' '"ttfa_ms"' '"ceiling"' '"realized"' \
              '"original_hypothesis"' '"prompt_id": "b"' '"codec_resynthesis"' '"resynthesis_hypothesis"' \
              '"wer_bootstrap"' '"resamples": 2000' '"wer_percent_ci95_low"' '"wer_percent_ci95_high"' \
              '"wer_difference_vs_first_points_ci95_low"' '"wer_difference_vs_first_points_ci95_high"' \
-             '"failed_sentence_scoring"' '"failed_sentences": 1' '"failed": true' '"internal_error": false'; do
+             '"failed_sentence_scoring"' '"failed_sentences": 1' '"failed": true' '"internal_error": false' \
+             '"speedup_ci95_low"' '"speedup_ci95_high"' '"speedup_method"' '"loop_seconds"'; do
   grep -q "$field" out.json || fail "the JSON lacks $field"
 done
 [ "$(grep -c '"speedup"' out.json)" -eq 3 ] || fail "the JSON does not hold three pipelines"
@@ -150,7 +156,7 @@ for column in pipeline tokens_per_second speedup mean_accepted_length real_time_
               realized_fraction ttfa_ms wer_percent cer_percent original_wer_percent \
               resynthesis_wer_percent failed_sentences internal_errors wer_percent_ci95_low wer_percent_ci95_high \
               wer_difference_vs_first_points wer_difference_vs_first_points_ci95_low \
-              wer_difference_vs_first_points_ci95_high; do
+              wer_difference_vs_first_points_ci95_high speedup_ci95_low speedup_ci95_high; do
   echo ",$header," | grep -q ",$column," || fail "the CSV lacks the column $column"
 done
 columns=$(awk -F, 'NR == 1 { print NF }' out.csv)

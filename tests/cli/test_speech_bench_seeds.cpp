@@ -1,5 +1,6 @@
-// The speech suite's WER intervals with several seeds per sentence
-// (cli/speech_bench_report.cpp): a sentence's seeds are resampled together.
+// The speech suite's WER and speedup intervals with several seeds per
+// sentence (cli/speech_bench_report.cpp): a sentence's seeds are resampled
+// together.
 #include <gtest/gtest.h>
 
 #include <stdexcept>
@@ -66,6 +67,46 @@ TEST(SpeechBenchSeeds, ThePairedDifferenceResamplesSentencesWithTheirSeeds) {
     const auto& wer = result.pipelines[0].wer_percent_ci95;
     EXPECT_LE(wer.low, 50.0);
     EXPECT_GE(wer.high, 50.0);
+}
+
+SentenceSynthesis timed(int64_t tokens, double loop_seconds) {
+    SentenceSynthesis synthesis;
+    synthesis.tokens = tokens;
+    synthesis.loop_seconds = loop_seconds;
+    synthesis.wall_seconds = loop_seconds + 0.5;  // the speed figures count the loop alone
+    return synthesis;
+}
+
+TEST(SpeechBenchSeeds, EachSentenceSumsItsSeedsTimingsAndAFailedOneAddsNothing) {
+    SpeechPipelineResult pipeline;
+    pipeline.sentences = {timed(100, 0.5), timed(40, 0.25), timed(120, 0.75), timed(7, 9.0)};
+    pipeline.sentences[3].failure = SentenceFailure{"too long", false};
+    const auto timings = sentence_timed_tokens(pipeline, 2);
+    ASSERT_EQ(timings.size(), 2u);
+    EXPECT_DOUBLE_EQ(timings[0].tokens, 220);
+    EXPECT_DOUBLE_EQ(timings[0].seconds, 1.25);
+    EXPECT_DOUBLE_EQ(timings[1].tokens, 40);
+    EXPECT_DOUBLE_EQ(timings[1].seconds, 0.25);
+    pipeline.sentences.pop_back();
+    EXPECT_THROW(sentence_timed_tokens(pipeline, 2), std::invalid_argument);
+}
+
+// Sentence a decodes at 100 tokens/s and b at 400 in the first pipeline;
+// the second is 1.5x as fast on each, so every resample of the sentences
+// (with their seeds) gives 1.5x, and the first pipeline 1x.
+TEST(SpeechBenchSeeds, TheSpeedupIntervalPairsSentencesWithTheirSeeds) {
+    SpeechBenchResult result;
+    result.seeds = 2;
+    result.sentences.sentences.resize(2);
+    SpeechPipelineResult baseline, faster;
+    baseline.sentences = {timed(100, 1.0), timed(400, 1.0), timed(50, 0.5), timed(800, 2.0)};
+    faster.sentences = {timed(100, 1.0 / 1.5), timed(400, 1.0 / 1.5), timed(50, 0.5 / 1.5), timed(800, 2.0 / 1.5)};
+    result.pipelines = {baseline, faster};
+    estimate_speedup_intervals(result);
+    EXPECT_DOUBLE_EQ(result.pipelines[0].speedup_ci95.low, 1.0);
+    EXPECT_DOUBLE_EQ(result.pipelines[0].speedup_ci95.high, 1.0);
+    EXPECT_NEAR(result.pipelines[1].speedup_ci95.low, 1.5, 1e-12);
+    EXPECT_NEAR(result.pipelines[1].speedup_ci95.high, 1.5, 1e-12);
 }
 
 }  // namespace

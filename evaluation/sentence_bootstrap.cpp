@@ -1,4 +1,4 @@
-#include "wer_bootstrap.h"
+#include "sentence_bootstrap.h"
 
 #include <algorithm>
 #include <cmath>
@@ -43,14 +43,14 @@ std::vector<double> SentenceBootstrap::resampled(
     return values;
 }
 
-void SentenceBootstrap::check_size(const std::vector<recognition::EditCounts>& sentences) const {
-    if (sentences.size() != sentence_count_)
-        throw std::invalid_argument("bootstrap: " + std::to_string(sentences.size()) + " sentences given, " +
+void SentenceBootstrap::check_size(size_t given) const {
+    if (given != sentence_count_)
+        throw std::invalid_argument("bootstrap: " + std::to_string(given) + " sentences given, " +
                                     std::to_string(sentence_count_) + " expected");
 }
 
 Interval SentenceBootstrap::wer_percent(const std::vector<recognition::EditCounts>& sentences) const {
-    check_size(sentences);
+    check_size(sentences.size());
     return percentile_interval(
         resampled([&](const std::vector<size_t>& indices) { return resample_wer_percent(sentences, indices); }),
         confidence_);
@@ -58,13 +58,27 @@ Interval SentenceBootstrap::wer_percent(const std::vector<recognition::EditCount
 
 Interval SentenceBootstrap::wer_difference_points(const std::vector<recognition::EditCounts>& pipeline,
                                                   const std::vector<recognition::EditCounts>& baseline) const {
-    check_size(pipeline);
-    check_size(baseline);
+    check_size(pipeline.size());
+    check_size(baseline.size());
     return percentile_interval(resampled([&](const std::vector<size_t>& indices) {
                                    return resample_wer_percent(pipeline, indices) -
                                           resample_wer_percent(baseline, indices);
                                }),
                                confidence_);
+}
+
+Interval SentenceBootstrap::speedup(const std::vector<TimedTokens>& pipeline,
+                                    const std::vector<TimedTokens>& baseline) const {
+    check_size(pipeline.size());
+    check_size(baseline.size());
+    constexpr double untimed = -1;  // a resample left out
+    std::vector<double> ratios = resampled([&](const std::vector<size_t>& indices) {
+        const double rate = resample_tokens_per_second(pipeline, indices);
+        const double baseline_rate = resample_tokens_per_second(baseline, indices);
+        return rate > 0 && baseline_rate > 0 ? rate / baseline_rate : untimed;
+    });
+    ratios.erase(std::remove(ratios.begin(), ratios.end(), untimed), ratios.end());
+    return ratios.empty() ? Interval{} : percentile_interval(std::move(ratios), confidence_);
 }
 
 Interval percentile_interval(std::vector<double> values, double confidence) {
@@ -85,6 +99,15 @@ double resample_wer_percent(const std::vector<recognition::EditCounts>& sentence
     recognition::EditCounts total;
     for (size_t index : indices) total += sentences.at(index);
     return 100.0 * total.rate();
+}
+
+double resample_tokens_per_second(const std::vector<TimedTokens>& sentences, const std::vector<size_t>& indices) {
+    double tokens = 0, seconds = 0;
+    for (size_t index : indices) {
+        tokens += sentences.at(index).tokens;
+        seconds += sentences.at(index).seconds;
+    }
+    return seconds > 0 ? tokens / seconds : 0.0;
 }
 
 }  // namespace cadenza::evaluation

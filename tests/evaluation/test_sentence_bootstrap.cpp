@@ -3,7 +3,7 @@
 #include <stdexcept>
 #include <vector>
 
-#include "wer_bootstrap.h"
+#include "sentence_bootstrap.h"
 
 namespace cadenza::evaluation {
 namespace {
@@ -113,6 +113,82 @@ TEST(WerBootstrap, RefusesMismatchedInputs) {
                  std::invalid_argument);
     EXPECT_THROW(SentenceBootstrap(3, 0), std::invalid_argument);
     EXPECT_THROW(SentenceBootstrap(3, 10, 1, 1.0), std::invalid_argument);
+}
+
+// 40 sentences of 50 to 410 tokens, each taking 0.1 to 0.8 s in the baseline.
+std::vector<TimedTokens> varied_timings() {
+    std::vector<TimedTokens> sentences;
+    for (int i = 0; i < 40; ++i) sentences.push_back({50.0 + (i * 37) % 361, 0.1 + 0.1 * ((i * 3) % 8)});
+    return sentences;
+}
+
+double point_speedup(const std::vector<TimedTokens>& pipeline, const std::vector<TimedTokens>& baseline) {
+    std::vector<size_t> all(pipeline.size());
+    for (size_t i = 0; i < all.size(); ++i) all[i] = i;
+    return resample_tokens_per_second(pipeline, all) / resample_tokens_per_second(baseline, all);
+}
+
+TEST(SpeedupBootstrap, TheSamePipelineIsExactlyAsFast) {
+    const auto timings = varied_timings();
+    const Interval speedup = SentenceBootstrap(timings.size()).speedup(timings, timings);
+    EXPECT_EQ(speedup.low, 1.0);
+    EXPECT_EQ(speedup.high, 1.0);
+}
+
+// Paired: sentences that differ in length and rate move both pipelines
+// alike, so a pipeline twice as fast on every sentence is twice as fast in
+// every resample, however much the sentences differ.
+TEST(SpeedupBootstrap, TwiceAsFastOnEverySentenceHasNoSpread) {
+    const auto baseline = varied_timings();
+    auto faster = baseline;
+    for (auto& s : faster) s.seconds /= 2;
+    const Interval speedup = SentenceBootstrap(baseline.size()).speedup(faster, baseline);
+    EXPECT_DOUBLE_EQ(speedup.low, 2.0);
+    EXPECT_DOUBLE_EQ(speedup.high, 2.0);
+}
+
+TEST(SpeedupBootstrap, IntervalContainsThePointEstimateAndNarrowsWithMoreSentences) {
+    const auto baseline = varied_timings();
+    auto pipeline = baseline;
+    for (size_t i = 0; i < pipeline.size(); ++i) pipeline[i].seconds /= 1.5 + 0.1 * static_cast<double>(i % 7);
+    const Interval speedup = SentenceBootstrap(baseline.size()).speedup(pipeline, baseline);
+    const double point = point_speedup(pipeline, baseline);
+    EXPECT_LT(speedup.low, point);
+    EXPECT_GT(speedup.high, point);
+    EXPECT_GT(speedup.low, 1.5);
+    EXPECT_LT(speedup.high, 2.1);
+
+    std::vector<TimedTokens> many_baseline, many_pipeline;
+    for (int copy = 0; copy < 4; ++copy) {
+        many_baseline.insert(many_baseline.end(), baseline.begin(), baseline.end());
+        many_pipeline.insert(many_pipeline.end(), pipeline.begin(), pipeline.end());
+    }
+    const Interval narrow = SentenceBootstrap(many_baseline.size()).speedup(many_pipeline, many_baseline);
+    EXPECT_NEAR((narrow.high - narrow.low) / (speedup.high - speedup.low), 0.5, 0.1);
+}
+
+// A failed synthesis adds no tokens and no time (it is left out of the speed
+// figures); a resample of failed sentences alone has no speed and is left out.
+TEST(SpeedupBootstrap, ResamplesWithoutTimeAreLeftOut) {
+    const Interval speedup = SentenceBootstrap(2).speedup({{10, 1}, {0, 0}}, {{10, 2}, {10, 2}});
+    EXPECT_DOUBLE_EQ(speedup.low, 2.0);
+    EXPECT_DOUBLE_EQ(speedup.high, 2.0);
+    const Interval none = SentenceBootstrap(2).speedup({{0, 0}, {0, 0}}, {{10, 2}, {10, 2}});
+    EXPECT_EQ(none.low, 0.0);
+    EXPECT_EQ(none.high, 0.0);
+}
+
+TEST(SpeedupBootstrap, RefusesMismatchedInputs) {
+    const SentenceBootstrap bootstrap(2);
+    EXPECT_THROW(bootstrap.speedup({{1, 1}}, {{1, 1}, {1, 1}}), std::invalid_argument);
+    EXPECT_THROW(bootstrap.speedup({{1, 1}, {1, 1}}, {}), std::invalid_argument);
+}
+
+TEST(ResampleTokensPerSecond, SumsTokensAndSecondsBeforeDividing) {
+    // (10 + 10 + 90) / (1 + 1 + 1), not the mean of 10, 10 and 90 tokens/s.
+    const std::vector<TimedTokens> sentences{{10, 1}, {90, 1}};
+    EXPECT_DOUBLE_EQ(resample_tokens_per_second(sentences, {0, 0, 1}), 110.0 / 3);
+    EXPECT_EQ(resample_tokens_per_second({{0, 0}}, {0}), 0.0);
 }
 
 TEST(PercentileInterval, InterpolatesBetweenOrderStatistics) {
