@@ -305,8 +305,7 @@ int run_speech_bench(const SpeechBenchOptions& options) {
         pipeline.figures = compute_figures(pipeline.run, result.pipelines.front().run);
 
     recognize(result, resynthesis, audio, options);
-    estimate_wer_intervals(result);
-    estimate_speedup_intervals(result);
+    estimate_intervals(result);
 
     print_speech_bench(std::cout, result);
     if (!options.json_file.empty()) write_file(options.json_file, speech_bench_json(result).dump(2) + "\n");

@@ -150,36 +150,31 @@ recognition::UtteranceResult failed_sentence_result(const std::string& id, const
     return result;
 }
 
+namespace {
+
+// Synthesis j is sentence j % N's: refused unless each of the N sentences
+// has as many syntheses as the others.
+void check_whole_seeds(const char* caller, size_t syntheses, size_t sentence_count) {
+    if (sentence_count == 0 ? syntheses > 0 : syntheses % sentence_count != 0)
+        throw std::invalid_argument(std::string(caller) + ": " + std::to_string(syntheses) +
+                                    " syntheses are not a whole number of seeds of " + std::to_string(sentence_count) +
+                                    " sentences");
+}
+
+}  // namespace
+
 std::vector<EditCounts> sentence_word_counts(const SpeechPipelineResult& pipeline, size_t sentence_count) {
     const size_t syntheses = pipeline.recognized.size();
-    if (sentence_count == 0 ? syntheses > 0 : syntheses % sentence_count != 0)
-        throw std::invalid_argument("sentence_word_counts: " + std::to_string(syntheses) +
-                                    " recognized syntheses are not a whole number of seeds of " +
-                                    std::to_string(sentence_count) + " sentences");
+    check_whole_seeds("sentence_word_counts", syntheses, sentence_count);
     std::vector<EditCounts> words(sentence_count);
     for (size_t j = 0; j < syntheses; ++j) words[j % sentence_count] += pipeline.recognized[j].words;
     return words;
 }
 
-void estimate_wer_intervals(SpeechBenchResult& result) {
-    if (result.pipelines.empty()) return;
-    const size_t count = result.sentences.sentences.size();
-    const evaluation::SentenceBootstrap bootstrap(count, result.bootstrap_resamples, result.bootstrap_seed);
-    const auto first = sentence_word_counts(result.pipelines.front(), count);
-    for (auto& pipeline : result.pipelines) {
-        const auto words = sentence_word_counts(pipeline, count);
-        pipeline.wer_percent_ci95 = bootstrap.wer_percent(words);
-        pipeline.wer_difference_ci95 = bootstrap.wer_difference_points(words, first);
-    }
-}
-
 std::vector<evaluation::TimedTokens> sentence_timed_tokens(const SpeechPipelineResult& pipeline,
                                                           size_t sentence_count) {
     const size_t syntheses = pipeline.sentences.size();
-    if (sentence_count == 0 ? syntheses > 0 : syntheses % sentence_count != 0)
-        throw std::invalid_argument("sentence_timed_tokens: " + std::to_string(syntheses) +
-                                    " syntheses are not a whole number of seeds of " + std::to_string(sentence_count) +
-                                    " sentences");
+    check_whole_seeds("sentence_timed_tokens", syntheses, sentence_count);
     std::vector<evaluation::TimedTokens> timed(sentence_count);
     for (size_t j = 0; j < syntheses; ++j) {
         const SentenceSynthesis& synthesis = pipeline.sentences[j];
@@ -190,13 +185,18 @@ std::vector<evaluation::TimedTokens> sentence_timed_tokens(const SpeechPipelineR
     return timed;
 }
 
-void estimate_speedup_intervals(SpeechBenchResult& result) {
+void estimate_intervals(SpeechBenchResult& result) {
     if (result.pipelines.empty()) return;
     const size_t count = result.sentences.sentences.size();
     const evaluation::SentenceBootstrap bootstrap(count, result.bootstrap_resamples, result.bootstrap_seed);
-    const auto first = sentence_timed_tokens(result.pipelines.front(), count);
-    for (auto& pipeline : result.pipelines)
-        pipeline.speedup_ci95 = bootstrap.speedup(sentence_timed_tokens(pipeline, count), first);
+    const auto first_words = sentence_word_counts(result.pipelines.front(), count);
+    const auto first_timings = sentence_timed_tokens(result.pipelines.front(), count);
+    for (auto& pipeline : result.pipelines) {
+        const auto words = sentence_word_counts(pipeline, count);
+        pipeline.wer_percent_ci95 = bootstrap.wer_percent(words);
+        pipeline.wer_difference_ci95 = bootstrap.wer_difference_points(words, first_words);
+        pipeline.speedup_ci95 = bootstrap.speedup(sentence_timed_tokens(pipeline, count), first_timings);
+    }
 }
 
 double mean_first_audio_seconds(const SpeechPipelineResult& result) {

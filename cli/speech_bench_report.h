@@ -85,18 +85,16 @@ recognition::UtteranceResult failed_sentence_result(const std::string& id, const
 // resamples, so that a sentence's seeds go in or out of a resample together.
 std::vector<recognition::EditCounts> sentence_word_counts(const SpeechPipelineResult& pipeline, size_t sentence_count);
 
-// Fills each pipeline's wer_percent_ci95 and wer_difference_ci95 from its
-// recognized sentences, with the result's bootstrap settings.
-void estimate_wer_intervals(SpeechBenchResult& result);
-
 // Each sentence's tokens and decoding-loop seconds summed over its seeds (a
 // failed synthesis adds nothing, as it adds nothing to the speed figures).
 std::vector<evaluation::TimedTokens> sentence_timed_tokens(const SpeechPipelineResult& pipeline, size_t sentence_count);
 
-// Fills each pipeline's speedup_ci95 from its sentences' timings, with the
-// result's bootstrap settings: the spread of the speedup between this run's
-// sentences (not the drift of the machine between runs).
-void estimate_speedup_intervals(SpeechBenchResult& result);
+// Fills each pipeline's wer_percent_ci95 and wer_difference_ci95 from its
+// recognized sentences, and its speedup_ci95 from its sentences' timings
+// (the spread of the speedup between this run's sentences, not the drift
+// of the machine between runs), on the same resamples of the result's
+// bootstrap settings.
+void estimate_intervals(SpeechBenchResult& result);
 
 // Over the sentences that did not fail.
 double mean_first_audio_seconds(const SpeechPipelineResult& result);

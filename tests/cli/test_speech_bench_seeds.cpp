@@ -60,7 +60,7 @@ TEST(SpeechBenchSeeds, ThePairedDifferenceResamplesSentencesWithTheirSeeds) {
     result.seeds = 2;
     result.sentences.sentences.resize(2);
     result.pipelines = {two_seeds(0, 5, 6, 0), two_seeds(6, 0, 0, 5)};
-    estimate_wer_intervals(result);
+    estimate_intervals(result);
     const auto& difference = result.pipelines[1].wer_difference_ci95;
     EXPECT_DOUBLE_EQ(difference.low, 0.0);
     EXPECT_DOUBLE_EQ(difference.high, 0.0);
@@ -102,7 +102,7 @@ TEST(SpeechBenchSeeds, TheSpeedupIntervalPairsSentencesWithTheirSeeds) {
     baseline.sentences = {timed(100, 1.0), timed(400, 1.0), timed(50, 0.5), timed(800, 2.0)};
     faster.sentences = {timed(100, 1.0 / 1.5), timed(400, 1.0 / 1.5), timed(50, 0.5 / 1.5), timed(800, 2.0 / 1.5)};
     result.pipelines = {baseline, faster};
-    estimate_speedup_intervals(result);
+    estimate_intervals(result);
     EXPECT_DOUBLE_EQ(result.pipelines[0].speedup_ci95.low, 1.0);
     EXPECT_DOUBLE_EQ(result.pipelines[0].speedup_ci95.high, 1.0);
     EXPECT_NEAR(result.pipelines[1].speedup_ci95.low, 1.5, 1e-12);
