@@ -62,30 +62,64 @@ double median(std::vector<double> values) {
 
 }  // namespace
 
+// The ceiling reads every cost over the one-token pass, and the step's pass
+// after a proposal over the same pass alone. Each round times those pairs
+// close together, so each round's ratio is taken first and the median of
+// the rounds' ratios scales the median one-token pass: medians taken size by
+// size would divide one round's step by another round's one-token pass,
+// and a VM whose memory is slower in one round than the next moves one
+// token's pass (bound by the weights' bytes) more than a step's (bound by
+// the multiply-adds more). Two copies of one pipeline in a 30-sentence run
+// modelled their step at 1.43 and 1.22 one-token passes that way.
 Engine::CostProfile median_costs(const std::vector<Engine::CostProfile>& rounds) {
     if (rounds.empty()) return {};
     Engine::CostProfile result = rounds.front();
-    for (size_t k = 0; k < result.sizes.size(); ++k) {
-        std::vector<double> seconds;
-        for (const auto& round : rounds)
-            if (k < round.verify_seconds.size()) seconds.push_back(round.verify_seconds[k]);
-        result.verify_seconds[k] = median(seconds);
-    }
-    std::vector<double> draft, draft_level, draft_levels, step_after_proposal, step_alone_in_turns;
-    double context = 0.0;
+    const auto at_one = std::find(result.sizes.begin(), result.sizes.end(), 1);
+    const size_t one_index = static_cast<size_t>(at_one - result.sizes.begin());
+    auto one_of = [&](const Engine::CostProfile& round) {
+        return at_one != result.sizes.end() && one_index < round.verify_seconds.size() ? round.verify_seconds[one_index]
+                                                                                        : 0.0;
+    };
+    std::vector<double> ones;
+    for (const auto& round : rounds)
+        if (one_of(round) > 0) ones.push_back(one_of(round));
+    const double one = median(ones);
+    // The median over the rounds of figure / the round's one-token pass,
+    // times the median one-token pass; without one-token passes, the
+    // median of the figure.
+    auto paired = [&](auto figure) {
+        std::vector<double> values;
+        for (const auto& round : rounds) {
+            const double round_one = one_of(round);
+            if (one > 0 && round_one > 0)
+                values.push_back(figure(round) / round_one);
+            else if (one <= 0)
+                values.push_back(figure(round));
+        }
+        return one > 0 ? median(values) * one : median(values);
+    };
+    for (size_t k = 0; k < result.sizes.size(); ++k)
+        result.verify_seconds[k] = paired([k](const Engine::CostProfile& round) {
+            return k < round.verify_seconds.size() ? round.verify_seconds[k] : 0.0;
+        });
+    result.draft_seconds = paired([](const Engine::CostProfile& round) { return round.draft_seconds; });
+    result.draft_level_seconds = paired([](const Engine::CostProfile& round) { return round.draft_level_seconds; });
+    result.step_alone_in_turns_seconds =
+        paired([](const Engine::CostProfile& round) { return round.step_alone_in_turns_seconds; });
+    // The pass after a proposal over the same pass alone, each round's ratio.
+    std::vector<double> after_over_alone, draft_levels;
     for (const auto& round : rounds) {
-        draft.push_back(round.draft_seconds);
-        draft_level.push_back(round.draft_level_seconds);
+        if (round.step_alone_in_turns_seconds > 0)
+            after_over_alone.push_back(round.step_after_proposal_seconds / round.step_alone_in_turns_seconds);
         draft_levels.push_back(round.draft_levels);
-        step_after_proposal.push_back(round.step_after_proposal_seconds);
-        step_alone_in_turns.push_back(round.step_alone_in_turns_seconds);
-        context += static_cast<double>(round.context_length);
     }
-    result.draft_seconds = median(draft);
-    result.draft_level_seconds = median(draft_level);
+    result.step_after_proposal_seconds =
+        result.step_alone_in_turns_seconds > 0 && !after_over_alone.empty()
+            ? median(after_over_alone) * result.step_alone_in_turns_seconds
+            : paired([](const Engine::CostProfile& round) { return round.step_after_proposal_seconds; });
     result.draft_levels = median(draft_levels);
-    result.step_after_proposal_seconds = median(step_after_proposal);
-    result.step_alone_in_turns_seconds = median(step_alone_in_turns);
+    double context = 0.0;
+    for (const auto& round : rounds) context += static_cast<double>(round.context_length);
     result.context_length = static_cast<int64_t>(context / static_cast<double>(rounds.size()) + 0.5);
     return result;
 }

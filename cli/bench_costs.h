@@ -11,10 +11,13 @@ namespace cadenza::cli {
 
 Engine::CostProfile measure_bench_costs(Engine& engine, int repeats);
 
-// One profile from a pipeline's profiles measured in several rounds: per
-// size the median of the rounds' medians (a machine whose speed drifts
-// moves a few rounds, not the figure), the mean context; sizes, depth and
-// nodes are the first round's (every round measures the same).
+// One profile from a pipeline's profiles measured in several rounds (a
+// machine whose speed drifts moves a few rounds, not the figure): the
+// median one-token pass, every other cost the median of the rounds' ratios
+// to their own one-token pass times it (the step's pass after a proposal:
+// the median of its ratio to the same pass alone), the median levels per
+// proposal, the mean context; sizes, depth and nodes are the first round's
+// (every round measures the same).
 Engine::CostProfile median_costs(const std::vector<Engine::CostProfile>& rounds);
 
 }  // namespace cadenza::cli

@@ -1,7 +1,9 @@
 // The bench's ceiling (cli/bench_report.cpp) on hand-made costs and stats,
-// against the formula worked out by hand.
+// against the formula worked out by hand, and the costs of several rounds
+// made one (cli/bench_costs.cpp).
 #include <gtest/gtest.h>
 
+#include "bench_costs.h"
 #include "bench_report.h"
 
 namespace cadenza::cli {
@@ -146,6 +148,53 @@ TEST(BenchFigures, NotVerifyingEvaluatesTheTokensItEmitted) {
     EXPECT_NEAR(f.pass_after_proposal_ratio, 1.0, 1e-12);
     EXPECT_NEAR(f.verify_relative_cost, 1.3, 1e-12);
     EXPECT_NEAR(f.ceiling, 4.0 / (1.3 + 4 * 0.1), 1e-12);
+}
+
+// A round of costs: one token, the step's 5 tokens, a proposal of 4 levels,
+// and the step's pass after a proposal and alone in turns.
+Engine::CostProfile round_of(double one, double five, double level, double after, double alone) {
+    Engine::CostProfile costs;
+    costs.sizes = {1, 5};
+    costs.verify_seconds = {one, five};
+    costs.draft_level_seconds = level;
+    costs.draft_seconds = 4 * level;
+    costs.draft_levels = 4;
+    costs.step_size = 5;
+    costs.step_after_proposal_seconds = after;
+    costs.step_alone_in_turns_seconds = alone;
+    costs.context_length = 300;
+    return costs;
+}
+
+// The step costs 1.3 one-token passes in two rounds of three and 1.0 in the
+// other, whose one-token pass was slowest: the median of the rounds' ratios
+// is 1.3. Medians taken size by size would give 1.5 / 1.2 = 1.25, dividing
+// one round's step by another's one-token pass.
+TEST(BenchCosts, RoundsAreMadeOneByTheMedianOfEachRoundsRatios) {
+    const std::vector<Engine::CostProfile> rounds{round_of(1.0e-3, 1.3e-3, 0.03e-3, 1.43e-3, 1.3e-3),
+                                                  round_of(1.5e-3, 1.5e-3, 0.03e-3, 1.65e-3, 1.5e-3),
+                                                  round_of(1.2e-3, 1.56e-3, 0.06e-3, 1.56e-3, 1.56e-3)};
+    const Engine::CostProfile costs = median_costs(rounds);
+    ASSERT_EQ(costs.sizes, (std::vector<int>{1, 5}));
+    EXPECT_DOUBLE_EQ(costs.verify_seconds[0], 1.2e-3);  // the median one-token pass
+    EXPECT_NEAR(costs.verify_seconds[1] / costs.verify_seconds[0], 1.3, 1e-12);
+    // Levels: 0.03, 0.02 and 0.05 one-token passes; the median 0.03.
+    EXPECT_NEAR(costs.draft_level_seconds / costs.verify_seconds[0], 0.03, 1e-12);
+    EXPECT_NEAR(costs.draft_seconds / costs.verify_seconds[0], 0.12, 1e-12);
+    // After a proposal over alone: 1.1, 1.1 and 1.0; the median 1.1.
+    EXPECT_NEAR(costs.step_after_proposal_seconds / costs.step_alone_in_turns_seconds, 1.1, 1e-12);
+    EXPECT_DOUBLE_EQ(costs.draft_levels, 4);
+    EXPECT_EQ(costs.context_length, 300);
+}
+
+TEST(BenchCosts, OneRoundIsItself) {
+    const Engine::CostProfile round = round_of(1.1e-3, 1.4e-3, 0.04e-3, 1.5e-3, 1.45e-3);
+    const Engine::CostProfile costs = median_costs({round});
+    EXPECT_DOUBLE_EQ(costs.verify_seconds[0], round.verify_seconds[0]);
+    EXPECT_NEAR(costs.verify_seconds[1], round.verify_seconds[1], 1e-15);
+    EXPECT_NEAR(costs.draft_level_seconds, round.draft_level_seconds, 1e-15);
+    EXPECT_NEAR(costs.step_after_proposal_seconds, round.step_after_proposal_seconds, 1e-15);
+    EXPECT_TRUE(median_costs({}).sizes.empty());
 }
 
 }  // namespace
