@@ -27,6 +27,7 @@ struct BenchOptions {
     size_t rounds = 0;  // speech suite; 0: one per 10 sentences
     size_t timing_repeats = 1;  // speech suite
     size_t seeds = 1;           // speech suite
+    bool audio_after_loop = false;  // speech suite
     SpeechSentenceSource sentences;
     recognition::TranscriptionOptions recognition;
 };
@@ -121,6 +122,7 @@ int run_bench(const BenchOptions& options, const SuiteOptions& suite_options) {
     speech.rounds = options.rounds;
     speech.timing_repeats = options.timing_repeats;
     speech.seeds = options.seeds;
+    speech.audio_after_loop = options.audio_after_loop;
     speech.recognition = options.recognition;
     speech.json_file = options.json_file;
     speech.csv_file = options.csv_file;
@@ -177,6 +179,9 @@ Command add_bench_command(CLI::App& app) {
                       "then seed + i + N, ... for N sentences); the WER intervals resample the sentences with all "
                       "their seeds (default 1)")
         ->check(CLI::Range(1, 20));
+    bench->add_flag("--audio-after-loop", options->audio_after_loop,
+                    "speech suite: decode each sentence's audio after its decoding loop rather than streaming it "
+                    "beside the loop, so that the loop runs alone, as the ceiling's cost model measured it");
     bench->add_option("--jobs,-j", options->recognition.jobs,
                       "speech suite: recognition threads, each with its own decoder (default: one per core)")
         ->check(CLI::NonNegativeNumber);

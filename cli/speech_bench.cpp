@@ -68,7 +68,7 @@ void report_failure(const std::string& file, const SpeechSentence& sentence, con
 TimedSentence time_sentence(Engine& engine, const std::string& file, const SpeechSentenceSet& set, size_t item,
                             const SpeechBenchOptions& options, int sample_rate) {
     const SpeechSentence& sentence = set.sentences[item % set.sentences.size()];
-    const bool streams = engine.has_codec() && engine.codec_info().can_stream;
+    const bool streams = engine.has_codec() && engine.codec_info().can_stream && !options.audio_after_loop;
     SynthesisRequest request;
     request.text = sentence.text;
     request.seed = options.seed + item;
@@ -77,14 +77,18 @@ TimedSentence time_sentence(Engine& engine, const std::string& file, const Speec
     TimedSentence timed;
     std::optional<double> first_audio_seconds;
     const auto start = Clock::now();
-    request.on_audio = [&](const float* chunk, size_t count) {
-        if (!first_audio_seconds) first_audio_seconds = seconds_since(start);
-        timed.samples.insert(timed.samples.end(), chunk, chunk + count);
-        return true;
-    };
+    if (!options.audio_after_loop)
+        request.on_audio = [&](const float* chunk, size_t count) {
+            if (!first_audio_seconds) first_audio_seconds = seconds_since(start);
+            timed.samples.insert(timed.samples.end(), chunk, chunk + count);
+            return true;
+        };
     SentenceSynthesis& synthesis = timed.synthesis;
     try {
-        engine.synthesize(request);
+        if (options.audio_after_loop)
+            timed.samples = engine.synthesize(request);  // the whole audio, decoded once the loop is done
+        else
+            engine.synthesize(request);
     } catch (const std::exception& error) {
         // Recorded, reported and counted as all words deleted; the run goes on.
         synthesis.failure = SentenceFailure{error.what(), is_internal_error(error)};
@@ -248,6 +252,7 @@ int run_speech_bench(const SpeechBenchOptions& options) {
     std::vector<std::vector<Engine::CostProfile>> costs(pipelines);
     const size_t repeats = std::max<size_t>(1, options.timing_repeats);
     result.timing_repeats = repeats;
+    result.audio_after_loop = options.audio_after_loop;
     for (size_t round = 0; round < rounds; ++round) {
         const size_t begin = syntheses * round / rounds, end = syntheses * (round + 1) / rounds;
         // [pipeline][sentence - begin][repeat]

@@ -61,6 +61,7 @@ struct SpeechBenchResult {
     size_t seeds = 1;             // syntheses of each sentence in each pipeline (SpeechBenchOptions::seeds)
     size_t rounds = 1;            // of the timing (SpeechBenchOptions::rounds)
     size_t timing_repeats = 1;    // SpeechBenchOptions::timing_repeats
+    bool audio_after_loop = false;  // SpeechBenchOptions::audio_after_loop
     SpeechSentenceSet sentences;  // their voice prompts already released
     recognition::RecognizerSettings recognizer;
     int recognition_jobs = 1;

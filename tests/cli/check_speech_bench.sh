@@ -103,6 +103,28 @@ grep -q '"seeds_per_sentence": 2' seeds.json || fail "the JSON lacks seeds_per_s
   fail "the syntheses' seeds are not 1..4 in each pipeline: $(grep -o '"seed": [0-9]*' seeds.json | tr '\n' ' ')"
 [ "$(hypotheses seeds.json | sed -n '1,2p;5,6p')" = "$(hypotheses rounds.json | head -4)" ] ||
   fail "the first seed did not say what a run with one seed says"
+# With the audio decoded after each loop: the same tokens, and the first audio
+# comes with the whole synthesis, where streamed (the default) a sentence's
+# first chunk comes before its end.
+"$cadenza" bench --suite speech "${common[@]}" --audio-after-loop --json after.json > after.txt 2> after-progress.txt ||
+  fail "the run with the audio after the loop failed: $(cat after-progress.txt)"
+grep -q "^audio: decoded after each sentence's decoding loop (--audio-after-loop)" after.txt ||
+  fail "the heading does not say the audio came after the loop"
+grep -q "^audio: streamed, decoded in chunks beside the decoding loop" table.txt ||
+  fail "the heading does not say the audio was streamed"
+grep -q '"audio": "after_loop"' after.json && grep -q '"audio": "streamed"' out.json ||
+  fail "the JSON does not say how the audio was decoded"
+# A sentence's tokens and its time to the first audio against its wall time.
+sentence_tokens() { awk '/"tokens": /{ t = $2 } /"ttfa_ms": [0-9]/{ print t }' "$1" | head -4; }
+[ "$(sentence_tokens out.json)" = "$(sentence_tokens after.json)" ] || fail "the audio after the loop changed the tokens"
+# first_audio JSON: "whole" when every sentence's first audio came at its end, else "sooner".
+first_audio() {
+  awk '/"ttfa_ms": [0-9]/ { t = $2 + 0; pending = 1 }
+       /"wall_seconds": / && pending { w = 1000 * $2; if (t < w - 1e-6 * w) sooner = 1; n++; pending = 0 }
+       END { print (n == 0 ? "none" : sooner ? "sooner" : "whole") }' "$1"
+}
+[ "$(first_audio after.json)" = whole ] || fail "with the audio after the loop a first chunk came before the end"
+[ "$(first_audio out.json)" = sooner ] || fail "streamed, no sentence's first audio came before its end"
 # A pipeline whose repeats say different things is a bug the suite reports.
 status=0
 "$cadenza" bench --suite speech -p plain.toml -p irreproducible.toml --manifest manifest.tsv --prompts prompts.tsv \
