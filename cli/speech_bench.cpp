@@ -68,7 +68,7 @@ void report_failure(const std::string& file, const SpeechSentence& sentence, con
 TimedSentence time_sentence(Engine& engine, const std::string& file, const SpeechSentenceSet& set, size_t item,
                             const SpeechBenchOptions& options, int sample_rate) {
     const SpeechSentence& sentence = set.sentences[item % set.sentences.size()];
-    const bool streams = engine.has_codec() && engine.codec_info().can_stream && !options.audio_after_loop;
+    const bool streams = engine.has_codec() && engine.codec_info().can_stream;
     SynthesisRequest request;
     request.text = sentence.text;
     request.seed = options.seed + item;
