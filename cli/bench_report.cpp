@@ -192,7 +192,7 @@ void print_bench_details(std::ostream& out, const std::vector<PipelineRun>& runs
     }
     out << "\nthe target's passes per step in the loop, the prompts' prefill left out (against the first pipeline's "
            "one-token pass in its loop; modeled: what the ceiling reads, cost(nodes + 1) / cost(1) above times the step's "
-           "pass after a proposal / alone)\n";
+           "pass after a proposal / settled)\n";
     for (size_t i = 0; i < runs.size(); ++i) {
         out << "  " << std::left << std::setw(22) << runs[i].name.substr(0, 21) << std::right
             << fixed(figures[i].step_pass_ms, 2) << " ms";
@@ -242,7 +242,7 @@ void print_bench_details(std::ostream& out, const std::vector<PipelineRun>& runs
             << ", the audio after the loop " << share(s.audio_finish_seconds) << ", the rest " << share(rest) << "\n";
     }
     out << "\nceiling = (p + 1) / (p + q + D / E): E the mean accepted length, D = cost(nodes + 1) / cost(1) x (the "
-           "step's pass after a proposal / alone) + depth * draft / target with nodes and depth as the loop drafted "
+           "step's pass after a proposal / settled) + depth * draft / target with nodes and depth as the loop drafted "
            "them (the pass's cost averaged over the steps, the levels per step), p the prompts' prefill per "
            "generated token in one-token passes (the same work in every pipeline, which no draft removes), q the "
            "drafter's reading of the prompts per generated token in one-token passes (each synthesis's first "

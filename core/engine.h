@@ -74,8 +74,9 @@ public:
         // max_nodes not), timed right after a proposal as the loop runs it.
         int32_t step_size = 0;
         double step_after_proposal_seconds = 0.0;
-        // The same pass right after one of its own, in turns with the pass
-        // after a proposal: the two drift alike, so their ratio is what a
+        // The same pass in turns with one-token passes, as the sizes time
+        // it, several passes after the proposal, in the same turn as the
+        // pass after it: the two drift alike, so their ratio is what a
         // proposal costs the pass. 0: not measured (the sizes' own cost).
         double step_alone_in_turns_seconds = 0.0;
         // Passes of more than one token are timed without logits when the

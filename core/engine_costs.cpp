@@ -156,18 +156,31 @@ Engine::CostProfile Engine::measure_costs(const std::vector<int>& sizes, int rep
         // dynamic length stops where its own probabilities say, which
         // varies: each proposal is costed per level it drew, and the ceiling
         // multiplies by the levels the loop drew.
-        // Each turn also times the step's pass again right after the first,
-        // as the sizes above time it: measured minutes apart, the two came
-        // out 0.89x and 1.01x for one pipeline file under two names in one
-        // run, on a VM whose speed drifts by 10-15% within minutes. A timed
-        // proposal follows one pass after a proposal, as in the loop: after
-        // those two passes it measured 0.82-0.86 ms for int8-exact, whose
-        // proposals cost 0.71-0.72 ms in the loop, so an untimed proposal and
-        // pass come between.
+        // Each turn also times the step's pass as the sizes above time it,
+        // in turns with one-token passes: measured minutes apart, the two
+        // came out 0.89x and 1.01x for one pipeline file under two names in
+        // one run, on a VM whose speed drifts by 10-15% within minutes. A
+        // proposal's mark on the passes fades over several: int8-exact's
+        // step pass took 2.17, 2.10 and 2.02 ms in the three passes after
+        // one, 1.93 after a one-token pass and 1.79 after three more pairs,
+        // what the sizes above measured (docs/en-small.md, fifty-fifth
+        // part). So that pass comes after `settling_pairs` pairs of a
+        // one-token pass and a step pass. A timed proposal follows one pass
+        // after a proposal, as in the loop: after those two passes it
+        // measured 0.82-0.86 ms for int8-exact, whose proposals cost
+        // 0.71-0.72 ms in the loop, so an untimed proposal and pass come
+        // between.
+        constexpr int settling_pairs = 3;
         std::vector<double> times, level_times, levels, step_times, alone_times;
         auto step_pass = [&] { forward_chain(context.data() + context_length, step_size, with_logits(step_size)); };
+        auto one_token_pass = [&] { forward_chain(context.data() + context_length, 1, true); };
         auto pass_then_proposal = [&] {
             step_times.push_back(seconds_of(step_pass));
+            for (int pair = 0; pair < settling_pairs; ++pair) {
+                one_token_pass();
+                step_pass();
+            }
+            one_token_pass();
             alone_times.push_back(seconds_of(step_pass));
             propose();
             step_pass();
